@@ -1,0 +1,1 @@
+"""IR to generated Python, v1model externs and the packet model."""

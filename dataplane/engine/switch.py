@@ -1,0 +1,405 @@
+"""One v1model switch: runtime state plus the generated pipeline.
+
+The two halves follow BMv2's ``simple_switch``: ``ingress`` runs the parser,
+checksum verification and the ingress control, then applies the traffic
+manager's decisions in BMv2's order (ingress clone, digest, resubmit,
+multicast, drop on port 511, unicast); ``egress`` runs the egress control,
+egress clone, drop, checksum update, deparser, truncation and recirculation.
+What sits between the halves (the queues) belongs to the target; ``process``
+connects them immediately, as STF tests and BMv2 with empty queues do.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dataplane.compiler import CompiledProgram
+from dataplane.engine.codegen import CLONE, CLONE_FL, CUR, PAYLOAD, RECIRC, RESUB, TRUNC
+from dataplane.engine.support import ExitPipeline, ParserReject
+from dataplane.errors import RuntimeConfigError
+from dataplane.frontend.types import slots
+from dataplane.runtime.externs import CounterArray, Meter, MeterArray, RandomSource, RegisterArray
+from dataplane.runtime.tables import Entry, Exact, Lpm, OptionalMatch, RangeMatch, Table, Ternary
+
+DROP_PORT = 511
+
+# standard_metadata.instance_type values (BMv2 simple_switch).
+NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRCULATED, REPLICATION, RESUBMITTED = 0, 1, 2, 4, 5, 6
+
+
+@dataclass(slots=True)
+class EgressJob:
+    """A packet between the traffic manager and egress."""
+
+    port: int
+    state: list[Any]
+    payload: bytes
+    length: int  # packet_length seen by egress (bytes)
+
+
+@dataclass(slots=True)
+class Digest:
+    digest_id: int
+    name: str
+    values: tuple[int, ...]
+
+
+class ValueSet:
+    """Runtime content of a parser ``value_set``."""
+
+    __slots__ = ("name", "size", "members")
+
+    def __init__(self, name: str, size: int) -> None:
+        self.name = name
+        self.size = size
+        self.members: set[Any] = set()
+
+    def matches(self, key: Any) -> bool:
+        return key in self.members
+
+
+class Switch:
+    """A v1model switch running one compiled program."""
+
+    def __init__(self, program: CompiledProgram, *, device_id: int = 0, seed: int = 0,
+                 clock: Callable[[], int] | None = None) -> None:
+        self.program = program
+        self.device_id = device_id
+        self.now: Callable[[], int] = clock or (lambda: 0)
+        self._rng = RandomSource(seed)
+        self.random = self._rng.random
+        self.digests: list[Digest] = []
+        self.logs: list[str] = []
+        self.out: list[bytes] = []
+        self.mirror: dict[int, int] = {}
+        self.mc_nodes: list[tuple[int, list[int]]] = []
+        self.mc_groups: dict[int, list[int]] = {}
+        self.action_ids = {name: i for i, name in enumerate(program.action_names)}
+        self.tables: list[Table] = []
+        for rt in program.tables:
+            factory = None
+            if rt.info.direct_meter is not None:
+                ext = next(e for e in program.externs if e.qname == rt.info.direct_meter)
+                packets = ext.unit == "PACKETS"
+                factory = (lambda p=packets: Meter(p))
+            table = Table(rt.info, self.action_ids, factory)
+            for matches, action, args, prio in rt.const_entries:
+                table.insert(matches, action, args, prio, normalize=True)
+            self.tables.append(table)
+        self.externs: list[Any] = []
+        for ext in program.externs:
+            if ext.kind == "register":
+                self.externs.append(RegisterArray(ext.size, ext.width, ext.signed))
+            elif ext.kind == "counter":
+                self.externs.append(CounterArray(ext.size, ext.unit))
+            elif ext.kind == "meter":
+                self.externs.append(MeterArray(ext.size, ext.unit, self.now))
+            else:
+                self.externs.append(None)
+        self.value_sets = [ValueSet(name, size) for name, _, size in program.value_sets]
+        self._tables_by_name = {t.name: t for t in self.tables}
+        lay = program.layout
+        self._template = lay.template
+        self._std = lay.std_fields
+        self._hdr_range = (lay.headers, lay.headers + slots(lay.headers_type))  # type: ignore[arg-type]
+        blocks = program.make(self)
+        self._parser = blocks["parser"]
+        self._verify = blocks["verify"]
+        self._ingress = blocks["ingress"]
+        self._egress = blocks["egress"]
+        self._compute = blocks["compute"]
+        self._deparser = blocks["deparser"]
+        self.stats = {"ingress": 0, "egress": 0, "dropped": 0}
+
+    # ------------------------------------------------------ externs (X.*)
+
+    def digest(self, digest_id: int, values: tuple[int, ...]) -> None:
+        name = self.program.schema.digests[digest_id].name
+        self.digests.append(Digest(digest_id, name, values))
+
+    def log(self, msg: str, values: tuple[Any, ...]) -> None:
+        text = msg
+        for v in values:
+            text = text.replace("{}", str(v), 1)
+        self.logs.append(text)
+
+    # --------------------------------------------------------- control plane
+
+    def table(self, name: str) -> Table:
+        return self._tables_by_name[self.resolve_table(name)]
+
+    def resolve_table(self, name: str) -> str:
+        return _resolve(name, list(self._tables_by_name), "table")
+
+    def resolve_action(self, name: str) -> str:
+        return _resolve(name, list(self.action_ids), "action")
+
+    def _action_args(self, action: str, args: Mapping[str, int] | Sequence[int]) -> tuple[int, ...]:
+        info = next(a for a in self.program.schema.actions if a.name == action)
+        if isinstance(args, Mapping):
+            unknown = set(args) - {p.name for p in info.params}
+            if unknown:
+                raise RuntimeConfigError(f"action {action} has no parameter "
+                                         f"'{sorted(unknown)[0]}'")
+            try:
+                values = [int(args[p.name]) for p in info.params]
+            except KeyError as exc:
+                raise RuntimeConfigError(f"action {action}: missing argument {exc}") from None
+        else:
+            values = [int(v) for v in args]
+            if len(values) != len(info.params):
+                raise RuntimeConfigError(f"action {action} takes {len(info.params)} "
+                                         f"argument(s), got {len(values)}")
+        out = []
+        for p, v in zip(info.params, values):
+            if v < 0 or v >> p.bitwidth:
+                raise RuntimeConfigError(f"action {action}: value {v} does not fit "
+                                         f"parameter {p.name} (bit<{p.bitwidth}>)")
+            out.append(v)
+        return tuple(out)
+
+    def table_add(self, table: str, matches: Mapping[str, Any], action: str,
+                  args: Mapping[str, int] | Sequence[int] = (),
+                  priority: int | None = None) -> Entry:
+        t = self.table(table)
+        specs: list[Any] = []
+        fields = {f.name: f for f in t.fields}
+        for name in matches:
+            if name not in fields:
+                raise RuntimeConfigError(f"table {t.name} has no match field '{name}' "
+                                         f"(fields: {', '.join(fields) or 'none'})")
+        for f in t.fields:
+            m = matches.get(f.name)
+            specs.append(_adapt(m, f.match_type, f.bitwidth))
+        aname = self.resolve_action(action)
+        values = self._action_args(aname, args)
+        if priority is None and t.mode == "priority":
+            priority = 1
+        return t.insert(specs, self.action_ids[aname], values, priority, normalize=True)
+
+    def table_set_default(self, table: str, action: str,
+                          args: Mapping[str, int] | Sequence[int] = ()) -> None:
+        t = self.table(table)
+        aname = self.resolve_action(action)
+        t.set_default(self.action_ids[aname], self._action_args(aname, args))
+
+    def mirroring_add(self, session: int, port: int) -> None:
+        self.mirror[session] = port
+
+    def mc_group_create(self, group: int) -> None:
+        self.mc_groups.setdefault(group, [])
+
+    def mc_node_create(self, rid: int, ports: Sequence[int]) -> int:
+        self.mc_nodes.append((rid, sorted(ports)))
+        return len(self.mc_nodes) - 1
+
+    def mc_node_associate(self, group: int, node: int) -> None:
+        if node >= len(self.mc_nodes):
+            raise RuntimeConfigError(f"unknown multicast node handle {node}")
+        self.mc_groups.setdefault(group, []).append(node)
+
+    def replicate(self, group: int) -> list[tuple[int, int]]:
+        """(rid, port) copies of multicast group ``group``."""
+        out = []
+        for node in self.mc_groups.get(group, ()):
+            rid, ports = self.mc_nodes[node]
+            out.extend((rid, p) for p in ports)
+        return out
+
+    # ------------------------------------------------------------- data plane
+
+    def _fresh(self, port: int, length: int, instance_type: int) -> list[Any]:
+        s = self._template.copy()
+        std = self._std
+        s[std["ingress_port"]] = port
+        s[std["packet_length"]] = length
+        s[std["instance_type"]] = instance_type
+        if "ingress_global_timestamp" in std:
+            s[std["ingress_global_timestamp"]] = self.now()
+        return s
+
+    def _preserve(self, dst: list[Any], src: list[Any], field_list: int) -> None:
+        if field_list > 0:
+            for i in self.program.layout.field_lists.get(field_list - 1, ()):
+                dst[i] = src[i]
+
+    def _parse(self, s: list[Any], data: bytes) -> None:
+        s[CUR] = 0
+        try:
+            self._parser(s, data)
+        except ParserReject as reject:
+            if reject.code is not None and "parser_error" in self._std:
+                s[self._std["parser_error"]] = reject.code
+        s[PAYLOAD] = data[s[CUR]:]
+
+    def ingress(self, port: int, data: bytes, instance_type: int = NORMAL,
+                preserved: tuple[list[Any], int] | None = None) -> tuple[list[EgressJob],
+                                                                        list[tuple]]:
+        """Run one packet through ingress. Returns the egress jobs in the
+        order the traffic manager receives them, and packets to feed back
+        into ingress (resubmit) as (port, data, instance_type, preserved)."""
+        self.stats["ingress"] += 1
+        std = self._std
+        s = self._fresh(port, len(data), instance_type)
+        if preserved is not None:
+            self._preserve(s, preserved[0], preserved[1])
+        self._parse(s, data)
+        try:
+            self._verify(s)
+            self._ingress(s)
+        except ExitPipeline:
+            pass
+        jobs: list[EgressJob] = []
+        again: list[tuple] = []
+        if s[CLONE]:
+            session = s[CLONE] - 1
+            mport = self.mirror.get(session)
+            if mport is not None:
+                c = self._fresh(0, len(data), INGRESS_CLONE)
+                c[std["ingress_port"]] = port
+                self._parse(c, data)
+                c2 = self._template.copy()
+                lo, hi = self._hdr_range
+                c2[lo:hi] = c[lo:hi]
+                c2[PAYLOAD] = c[PAYLOAD]
+                c2[std["instance_type"]] = INGRESS_CLONE
+                c2[std["packet_length"]] = len(data)
+                self._preserve(c2, s, s[CLONE_FL])
+                jobs.append(EgressJob(mport, c2, c2[PAYLOAD], len(data)))
+        if s[RESUB]:
+            again.append((port, data, RESUBMITTED, (s, s[RESUB])))
+            return jobs, again
+        payload = s[PAYLOAD]
+        group = s[std["mcast_grp"]] if "mcast_grp" in std else 0
+        if group:
+            s[std["instance_type"]] = REPLICATION
+            rid_slot = std.get("egress_rid")
+            for rid, p in self.replicate(group):
+                c = s.copy()
+                if rid_slot is not None:
+                    c[rid_slot] = rid
+                jobs.append(EgressJob(p, c, payload, len(data)))
+            return jobs, again
+        egress_spec = s[std["egress_spec"]]
+        if egress_spec == DROP_PORT:
+            self.stats["dropped"] += 1
+            return jobs, again
+        s[std["instance_type"]] = NORMAL
+        jobs.append(EgressJob(egress_spec, s, payload, len(data)))
+        return jobs, again
+
+    def egress(self, job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
+               deq_timedelta: int = 0, deq_qdepth: int = 0) -> tuple[
+                   list[tuple[int, bytes]], list[EgressJob], list[tuple]]:
+        """Run one dequeued packet through egress and the deparser. Returns
+        (emitted packets, egress-clone jobs, recirculations)."""
+        self.stats["egress"] += 1
+        std = self._std
+        s = job.state
+        s[std["egress_port"]] = job.port
+        s[std["egress_spec"]] = 0
+        s[std["packet_length"]] = job.length
+        if "egress_global_timestamp" in std:
+            s[std["egress_global_timestamp"]] = self.now()
+        if "enq_timestamp" in std:
+            s[std["enq_timestamp"]] = enq_timestamp
+            s[std["enq_qdepth"]] = enq_qdepth
+            s[std["deq_timedelta"]] = deq_timedelta
+            s[std["deq_qdepth"]] = deq_qdepth
+        s[CLONE] = 0
+        s[CLONE_FL] = 0
+        s[RECIRC] = 0
+        try:
+            self._egress(s)
+        except ExitPipeline:
+            pass
+        clones: list[EgressJob] = []
+        if s[CLONE]:
+            mport = self.mirror.get(s[CLONE] - 1)
+            if mport is not None:
+                c = self._template.copy()
+                lo, hi = self._hdr_range
+                c[lo:hi] = s[lo:hi]
+                c[std["instance_type"]] = EGRESS_CLONE
+                self._preserve(c, s, s[CLONE_FL])
+                clones.append(EgressJob(mport, c, job.payload, job.length))
+        if s[std["egress_spec"]] == DROP_PORT:
+            self.stats["dropped"] += 1
+            return [], clones, []
+        s[PAYLOAD] = job.payload
+        try:
+            self._compute(s)
+        except ExitPipeline:
+            pass
+        out = self.out
+        out.clear()
+        self._deparser(s)
+        packet = b"".join(out) + job.payload
+        if s[TRUNC] and len(packet) > s[TRUNC]:
+            packet = packet[:s[TRUNC]]
+        if s[RECIRC]:
+            return [], clones, [(job.port, packet, RECIRCULATED, (s, s[RECIRC]))]
+        return [(job.port, packet)], clones, []
+
+    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        """Ingress, an immediate traffic manager, and egress for one packet
+        and everything it spawns (clones, copies, resubmits,
+        recirculations)."""
+        emitted: list[tuple[int, bytes]] = []
+        work: deque[Any] = deque([(port, data, NORMAL, None)])
+        while work:
+            item = work.popleft()
+            if isinstance(item, EgressJob):
+                out, clones, recirc = self.egress(item)
+                emitted.extend(out)
+                work.extend(clones)
+                work.extend(recirc)
+            else:
+                jobs, again = self.ingress(*item)
+                work.extend(jobs)
+                work.extend(again)
+        return emitted
+
+
+def _resolve(name: str, names: list[str], what: str) -> str:
+    if name in names:
+        return name
+    stripped = name.lstrip(".")
+    if stripped in names:
+        return stripped
+    matches = [n for n in names if n.endswith("." + stripped)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise RuntimeConfigError(f"unknown {what} '{name}' (known: {', '.join(names) or 'none'})")
+    raise RuntimeConfigError(f"ambiguous {what} '{name}': {', '.join(matches)}")
+
+
+def _adapt(m: Any, kind: str, width: int) -> Any:
+    """Control-plane value as the table's match kind wants it."""
+    if m is None:
+        return None
+    if isinstance(m, int):
+        m = Exact(m)
+    if isinstance(m, Exact):
+        if kind == "exact":
+            return m
+        if kind == "lpm":
+            return Lpm(m.value, width)
+        if kind == "ternary":
+            return Ternary(m.value, (1 << width) - 1)
+        if kind == "range":
+            return RangeMatch(m.value, m.value)
+        if kind == "optional":
+            return OptionalMatch(m.value)
+    if isinstance(m, Ternary) and kind == "lpm":
+        return Lpm(m.value & m.mask, bin(m.mask).count("1"))
+    if isinstance(m, Lpm) and kind == "ternary":
+        mask = ((1 << m.prefix_len) - 1) << (width - m.prefix_len) if m.prefix_len else 0
+        return Ternary(m.value & mask, mask)
+    if isinstance(m, Ternary) and kind == "optional":
+        return None if m.mask == 0 else OptionalMatch(m.value)
+    return m

@@ -1,0 +1,40 @@
+"""Line buffer for generated Python source."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class Writer:
+    """Collects indented lines of one generated function."""
+
+    __slots__ = ("lines", "depth")
+
+    def __init__(self, depth: int = 0) -> None:
+        self.lines: list[str] = []
+        self.depth = depth
+
+    def __call__(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        """``header:`` followed by an indented body (``pass`` if empty)."""
+        self(header + ":")
+        self.depth += 1
+        mark = len(self.lines)
+        try:
+            yield
+        finally:
+            if len(self.lines) == mark:
+                self("pass")
+            self.depth -= 1
+
+    def insert(self, index: int, text: str) -> None:
+        """Insert a line at ``index`` at the current depth (used to hoist an
+        operand before statements a later operand needed)."""
+        self.lines.insert(index, "    " * self.depth + text)
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
