@@ -113,6 +113,9 @@ class ExprMixin:
     def ev_DontCare(self: CodeGen, e: ast.DontCare, want: Type | None) -> Val:  # noqa: N802
         return Val(DontCareT(), code="None")
 
+    def ev_Evaluated(self: CodeGen, e: Any, want: Type | None) -> Val:  # noqa: N802
+        return e.val
+
     def ev_Name(self: CodeGen, e: ast.Name, want: Type | None) -> Val:  # noqa: N802
         sym = (self.root if e.absolute else self.scope).lookup(e.name)
         if sym is None:

@@ -468,7 +468,6 @@ class ExternMixin:
         from dataplane.runtime.tables import Exact, Lpm, OptionalMatch, RangeMatch, Ternary
 
         kinds = [k.match_kind for k in decl.keys]
-        n = len(decl.entries or [])
         for i, entry in enumerate(decl.entries or []):
             elems = entry.keyset.elems
             if len(elems) == 1 and isinstance(elems[0], ast.ListExpr) and len(kinds) > 1:
@@ -503,13 +502,17 @@ class ExternMixin:
             if all(a is not asym for _, a in refs):
                 raise self.err(entry, f"action '{asym.decl.name}' is not in the table's actions")
             args = self.const_action_args(asym, entry.action, refs)
-            prio = n - i
+            # Larger wins in the runtime table. Entries without a priority
+            # rank by position; ``@priority(N)`` is BMv2's own ranking where
+            # the smallest number wins; ``priority = N`` is the spec's, where
+            # the largest wins.
+            prio = -(i + 1)
             if entry.priority is not None:
                 prio = self.const_int(entry.priority)
             else:
                 pa = self.annotation(entry.annotations, "priority")
                 if pa is not None:
-                    prio = int(self.anno_string(pa) or prio)
+                    prio = -int(self.anno_string(pa) or (i + 1))
             rt.const_entries.append((matches, self.action_id(asym), args, prio))
 
     def _const_key(self: CodeGen, e: ast.Expr, t: Type) -> int:
@@ -811,6 +814,12 @@ class ExternMixin:
         args = [a.value for a in e.args]
         if t.name == "packet_in":
             if name == "extract":
+                if isinstance(args[0], ast.DontCare):
+                    if not e.type_args:
+                        raise self.err(e, "extract into '_' needs a type argument")
+                    skip = strip(self.resolve_type(e.type_args[0]))
+                    self.skip_bytes(str(field_bits(skip) // 8))
+                    return Val(VoidT())
                 lv = self.lval(args[0])
                 if len(args) > 1:
                     nbits = self.ev(args[1])
@@ -823,12 +832,12 @@ class ExternMixin:
                 return self.lookahead(rt, e)
             if name == "advance":
                 n = self.ev(args[0], BitT(32))
-                too_short = self.layout.error_codes.get("PacketTooShort", 1)
-                tmp = self.fresh("n")
-                self.w(f"{tmp} = s[0] + ({n.code} >> 3)")
-                with self.w.block(f"if {tmp} > len(b)"):
-                    self.w(f"raise ParserReject({too_short})")
-                self.w(f"s[0] = {tmp}")
+                nb = self.fresh("nb")
+                self.w(f"{nb} = {n.code}")
+                invalid = self.layout.error_codes.get("ParserInvalidArgument", 6)
+                with self.w.block(f"if {nb} % 8"):
+                    self.w(f"raise ParserReject({invalid})")
+                self.skip_bytes(f"({nb} >> 3)")
                 return Val(VoidT())
             if name == "length":
                 return Val(BitT(32), code="len(b)")
@@ -837,6 +846,14 @@ class ExternMixin:
             self.emit_value(v.type, v.base if v.base is not None else None, v, e)
             return Val(VoidT())
         raise self.unsupported(e, f"{t.name}.{name}")
+
+    def skip_bytes(self: CodeGen, count: str) -> None:
+        too_short = self.layout.error_codes.get("PacketTooShort", 1)
+        tmp = self.fresh("n")
+        self.w(f"{tmp} = s[0] + {count}")
+        with self.w.block(f"if {tmp} > len(b)"):
+            self.w(f"raise ParserReject({too_short})")
+        self.w(f"s[0] = {tmp}")
 
     def extract(self: CodeGen, lv: LValue, node: ast.Node) -> None:
         t = strip(lv.type)
@@ -856,15 +873,13 @@ class ExternMixin:
             self.w(f"raise ParserReject({too_short})")
         self.w(f"{v} = int.from_bytes(b[{c}:{end}], 'big')")
         shift = t.bit_width
-        for fname, ft in t.fields:
-            w = field_bits(ft)
+        for off, w, ft in header_leaves(t):
             shift -= w
-            target = slot(lv.base, t.offsets[fname])
-            sft = strip(ft)
+            target = slot(lv.base, off)
             expr = f"({v} >> {shift}) & {(1 << w) - 1}" if shift else f"{v} & {(1 << w) - 1}"
-            if isinstance(sft, BitT) and sft.signed:
+            if isinstance(ft, BitT) and ft.signed:
                 expr = f"to_signed({expr}, {w})"
-            elif isinstance(sft, BoolT):
+            elif isinstance(ft, BoolT):
                 expr = f"bool({expr})"
             self.w(f"{target} = {expr}")
         self.w(f"{slot(lv.base)} = 1")
@@ -875,10 +890,13 @@ class ExternMixin:
         """``extract(hs.next)`` also advances the stack's nextIndex."""
         if isinstance(node, ast.Call) and node.args:
             target = node.args[0].value
-            if isinstance(target, ast.Member) and target.name == "next":
-                sv = self.ev(target.expr)
-                if sv.base is not None:
-                    self.w(f"{slot(sv.base)} += 1")
+            while isinstance(target, ast.Member | ast.Index):
+                if isinstance(target, ast.Member) and target.name == "next":
+                    sv = self.ev(target.expr)
+                    if sv.base is not None and isinstance(strip(sv.type), StackT):
+                        self.w(f"{slot(sv.base)} += 1")
+                    return
+                target = target.expr
 
     def extract_varbit(self: CodeGen, lv: LValue, nbits: str, node: ast.Node) -> None:
         t = strip(lv.type)
@@ -889,13 +907,17 @@ class ExternMixin:
         vw = next((field_bits(ft) for _, ft in t.fields if isinstance(strip(ft), VarbitT)), 0)
         fixed = t.bit_width - vw
         n, c, end, v = self.fresh("n"), self.fresh("c"), self.fresh("e"), self.fresh("v")
+        invalid = self.layout.error_codes.get("ParserInvalidArgument", 6)
+        # BMv2's order of checks: multiple of 8, packet length, maximum size.
         self.w(f"{n} = {nbits}")
-        with self.w.block(f"if {n} > {vw}"):
-            self.w(f"raise ParserReject({header_short})")
+        with self.w.block(f"if {n} % 8"):
+            self.w(f"raise ParserReject({invalid})")
         self.w(f"{c} = s[0]")
         self.w(f"{end} = {c} + (({fixed} + {n}) >> 3)")
         with self.w.block(f"if {end} > len(b)"):
             self.w(f"raise ParserReject({too_short})")
+        with self.w.block(f"if {n} > {vw}"):
+            self.w(f"raise ParserReject({header_short})")
         self.w(f"{v} = int.from_bytes(b[{c}:{end}], 'big')")
         self.w(f"_sh = {fixed} + {n}")
         for fname, ft in t.fields:
@@ -962,17 +984,13 @@ class ExternMixin:
             if st.bit_width % 8:
                 raise self.unsupported(node, f"emitting header {st.name} of {st.bit_width} bits")
             acc = ""
-            k = 1
-            for _, ft in st.fields:
-                w = field_bits(ft)
-                sft = strip(ft)
-                p = parts[k]
+            for off, w, sft in header_leaves(st):
+                p = parts[off]
                 if isinstance(sft, BitT) and sft.signed:
                     p = f"({p} & {sft.mask})"
                 elif isinstance(sft, BoolT):
                     p = f"(1 if {p} else 0)"
                 acc = p if not acc else f"(({acc}) << {w} | {p})"
-                k += slots(ft)
             with self.w.block(f"if {parts[0]}"):
                 self.w(f"OUT.append(({acc}).to_bytes({st.bit_width // 8}, 'big'))")
             return
@@ -998,6 +1016,23 @@ class ExternMixin:
                 k += n
             return
         raise self.err(node, f"emit needs a header, stack, union or struct, not {t}")
+
+
+def header_leaves(t: Type, base: int = 0) -> list[tuple[int, int, Type]]:
+    """(slot offset, width, type) of every scalar inside a header or a
+    struct nested in it, in wire order."""
+    st = strip(t)
+    out: list[tuple[int, int, Type]] = []
+    for fname, ft in st.fields:  # type: ignore[union-attr]
+        off = base + st.offsets[fname]  # type: ignore[union-attr]
+        sft = strip(ft)
+        if isinstance(sft, StructT):
+            out += header_leaves(sft, off)
+        elif isinstance(sft, EnumT) and sft.underlying is not None:
+            out.append((off, sft.underlying.width, sft.underlying))
+        else:
+            out.append((off, field_bits(sft), sft))
+    return out
 
 
 def _same_layout(a: Type, b: Type) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dataplane.engine.values import ActionRunT, LValue, slot
+from dataplane.engine.values import ActionRunT, Evaluated, LValue, slot
 from dataplane.frontend import ast
 from dataplane.frontend.scope import ConstSym, StateSym, ValueSetSym, VarSym
 from dataplane.frontend.types import (
@@ -45,7 +45,9 @@ class StmtMixin:
     def st_Assign(self: CodeGen, st: ast.Assign) -> None:  # noqa: N802
         lv = self.lval(st.lhs)
         if st.op is not None:
-            rhs: ast.Expr = ast.Binary(st.op, st.lhs, st.rhs, loc=st.loc)
+            # The target is evaluated once (``a[f()] += 1`` calls f once).
+            cur = Evaluated(self.read_lvalue(lv), loc=st.lhs.loc)
+            rhs: ast.Expr = ast.Binary(st.op, cur, st.rhs, loc=st.loc)
             self.assign(lv, rhs, st)
         else:
             self.assign(lv, st.rhs, st)

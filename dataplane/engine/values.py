@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dataplane.frontend import ast
 from dataplane.frontend.types import Type, slots, strip
 
 
@@ -76,3 +77,10 @@ class LValue:
     base: int | str
     slice: tuple[int, int] | None = None
     base_type: Type | None = None
+
+
+@dataclass(eq=False)
+class Evaluated(ast.Expr):
+    """An already compiled operand standing in an expression tree."""
+
+    val: Val = None  # type: ignore[assignment]
