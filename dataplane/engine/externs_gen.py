@@ -770,8 +770,9 @@ class ExternMixin:
             self.w(f"s[{3 if name == 'resubmit' else 4}] = -1")
             return void
         if name == "truncate":
+            # BMv2 keeps the smallest length asked for (slot holds length + 1).
             n = self.ev(args[0], BitT(32))
-            self.w(f"s[5] = {n.code}")
+            self.w(f"s[5] = min(s[5] - 1, {n.code}) + 1 if s[5] else {n.code} + 1")
             return void
         if name == "digest":
             data = self.ev(args[1])

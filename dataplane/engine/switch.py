@@ -338,8 +338,8 @@ class Switch:
         out.clear()
         self._deparser(s)
         packet = b"".join(out) + job.payload
-        if s[TRUNC] and len(packet) > s[TRUNC]:
-            packet = packet[:s[TRUNC]]
+        if s[TRUNC] and len(packet) >= s[TRUNC]:
+            packet = packet[:s[TRUNC] - 1]
         if s[RECIRC]:
             return [], clones, [(job.port, packet, RECIRCULATED, (s, s[RECIRC]))]
         return [(job.port, packet)], clones, []

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from dataplane.compiler import compile_file
 from dataplane.errors import P4SemanticError, P4SyntaxError, P4UnsupportedError
-from intbed.cli import main
+from intbed.cli import cli as main
 
 PRELUDE = """#include <core.p4>
 #include <v1model.p4>
