@@ -930,7 +930,7 @@ class ExprMixin:
                     return Val(BoolT(), code=f"bool({obj.parts[0]})")  # type: ignore[index]
                 raise self.err(e, f"cannot call {name}() on a temporary header")
             if name == "isValid":
-                return Val(BoolT(), code=f"bool({slot(obj.base)})")
+                return Val(BoolT(), code=slot(obj.base))
             if name in ("setValid", "setInvalid"):
                 self.w(f"{slot(obj.base)} = {1 if name == 'setValid' else 0}")
                 if name == "setValid":

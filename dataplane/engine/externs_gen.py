@@ -683,6 +683,44 @@ class ExternMixin:
             raise self.err(None, "field list element needs a width")
         return [f"({parts[0]}, {field_bits(t)}), "]
 
+    def fast_csum16(self: CodeGen, name: str, args: list[ast.Expr]) -> bool:
+        """Inline the Internet checksum of a list of plain fields: the
+        ones'-complement sum of the 16-bit words of an integer ``v`` is
+        ``v mod 0xffff`` (2**16 = 1 mod 0xffff), with 0xffff for a non-zero
+        multiple. Returns False when the general path is needed."""
+        if self.algo_name(args[3]) != "csum16" or not isinstance(args[1], ast.ListExpr):
+            return False
+        fields = [self.ev(x) for x in args[1].elems]
+        if not all(f.parts is None and isinstance(strip(f.type), BitT | BoolT) for f in fields):
+            return False
+        acc = ""
+        total = 0
+        for f in fields:
+            ft = strip(f.type)
+            w = 1 if isinstance(ft, BoolT) else ft.width  # type: ignore[union-attr]
+            code = f.code if isinstance(ft, BitT) and not ft.signed else f"({f.code} & "\
+                f"{(1 << w) - 1})"
+            acc = code if not acc else f"(({acc}) << {w} | {code})"
+            total += w
+        pad = (-total) % 16
+        c = self.ev(args[0], BoolT())
+        v = self.fresh("v")
+        with self.w.block(f"if {c.code}"):
+            self.w(f"{v} = ({acc}){f' << {pad}' if pad else ''}")
+            ck = f"(65535 - (({v} % 65535) or (65535 if {v} else 0)))"
+            if name == "verify_checksum":
+                target = self.ev(args[2])
+                cerr = self.layout.std_fields.get("checksum_error")
+                with self.w.block(f"if {ck} != {target.code}"):
+                    if cerr is not None:
+                        self.w(f"s[{cerr}] = 1")
+            else:
+                lv = self.lval(args[2])
+                width = field_bits(strip(lv.type))
+                self.store(lv, Val(lv.type, code=ck if width >= 16 else f"({ck} & "
+                                                                         f"{(1 << width) - 1})"))
+        return True
+
     def algo_name(self: CodeGen, e: ast.Expr) -> str:
         v = self.ev(e)
         t = strip(v.type)
@@ -730,6 +768,10 @@ class ExternMixin:
             self.store(lv, Val(lv.type, code=f"compute_hash({algo!r}, {data}, {base.code}, "
                                              f"{mx.code}, {width})"))
             return void
+        if name in ("verify_checksum", "update_checksum"):
+            fast = self.fast_csum16(name, args)
+            if fast:
+                return void
         if name in ("verify_checksum", "verify_checksum_with_payload"):
             c = self.ev(args[0], BoolT())
             data = self.field_list(args[1])

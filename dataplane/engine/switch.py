@@ -105,6 +105,7 @@ class Switch:
         self._template = lay.template
         self._std = lay.std_fields
         self._hdr_range = (lay.headers, lay.headers + slots(lay.headers_type))  # type: ignore[arg-type]
+        self._index_std()
         blocks = program.make(self)
         self._parser = blocks["parser"]
         self._verify = blocks["verify"]
@@ -211,14 +212,31 @@ class Switch:
 
     # ------------------------------------------------------------- data plane
 
+    def _index_std(self) -> None:
+        """Slot numbers of the standard_metadata fields the target fills
+        (-1 where the program's standard_metadata_t lacks one)."""
+        std = self._std
+        g = std.get
+        self._i_port = std["ingress_port"]
+        self._i_len = std["packet_length"]
+        self._i_type = std["instance_type"]
+        self._i_spec = std["egress_spec"]
+        self._i_eport = std["egress_port"]
+        self._i_mcast = g("mcast_grp", -1)
+        self._i_rid = g("egress_rid", -1)
+        self._i_perr = g("parser_error", -1)
+        self._i_its = g("ingress_global_timestamp", -1)
+        self._i_ets = g("egress_global_timestamp", -1)
+        self._i_queue = (std["enq_timestamp"], std["enq_qdepth"], std["deq_timedelta"],
+                         std["deq_qdepth"]) if "deq_qdepth" in std else None
+
     def _fresh(self, port: int, length: int, instance_type: int) -> list[Any]:
         s = self._template.copy()
-        std = self._std
-        s[std["ingress_port"]] = port
-        s[std["packet_length"]] = length
-        s[std["instance_type"]] = instance_type
-        if "ingress_global_timestamp" in std:
-            s[std["ingress_global_timestamp"]] = self.now()
+        s[self._i_port] = port
+        s[self._i_len] = length
+        s[self._i_type] = instance_type
+        if self._i_its >= 0:
+            s[self._i_its] = self.now()
         return s
 
     def _preserve(self, dst: list[Any], src: list[Any], field_list: int) -> None:
@@ -231,8 +249,8 @@ class Switch:
         try:
             self._parser(s, data)
         except ParserReject as reject:
-            if reject.code is not None and "parser_error" in self._std:
-                s[self._std["parser_error"]] = reject.code
+            if reject.code is not None and self._i_perr >= 0:
+                s[self._i_perr] = reject.code
         s[PAYLOAD] = data[s[CUR]:]
 
     def ingress(self, port: int, data: bytes, instance_type: int = NORMAL,
@@ -242,7 +260,6 @@ class Switch:
         order the traffic manager receives them, and packets to feed back
         into ingress (resubmit) as (port, data, instance_type, preserved)."""
         self.stats["ingress"] += 1
-        std = self._std
         s = self._fresh(port, len(data), instance_type)
         if preserved is not None:
             self._preserve(s, preserved[0], preserved[1])
@@ -255,41 +272,45 @@ class Switch:
         jobs: list[EgressJob] = []
         again: list[tuple] = []
         if s[CLONE]:
-            session = s[CLONE] - 1
-            mport = self.mirror.get(session)
-            if mport is not None:
-                c = self._fresh(0, len(data), INGRESS_CLONE)
-                c[std["ingress_port"]] = port
-                self._parse(c, data)
-                c2 = self._template.copy()
-                lo, hi = self._hdr_range
-                c2[lo:hi] = c[lo:hi]
-                c2[PAYLOAD] = c[PAYLOAD]
-                c2[std["instance_type"]] = INGRESS_CLONE
-                c2[std["packet_length"]] = len(data)
-                self._preserve(c2, s, s[CLONE_FL])
-                jobs.append(EgressJob(mport, c2, c2[PAYLOAD], len(data)))
+            self._ingress_clone(s, port, data, jobs)
         if s[RESUB]:
             again.append((port, data, RESUBMITTED, (s, s[RESUB])))
             return jobs, again
         payload = s[PAYLOAD]
-        group = s[std["mcast_grp"]] if "mcast_grp" in std else 0
-        if group:
-            s[std["instance_type"]] = REPLICATION
-            rid_slot = std.get("egress_rid")
-            for rid, p in self.replicate(group):
+        if self._i_mcast >= 0 and s[self._i_mcast]:
+            s[self._i_type] = REPLICATION
+            rid_slot = self._i_rid
+            for rid, p in self.replicate(s[self._i_mcast]):
                 c = s.copy()
-                if rid_slot is not None:
+                if rid_slot >= 0:
                     c[rid_slot] = rid
                 jobs.append(EgressJob(p, c, payload, len(data)))
             return jobs, again
-        egress_spec = s[std["egress_spec"]]
+        egress_spec = s[self._i_spec]
         if egress_spec == DROP_PORT:
             self.stats["dropped"] += 1
             return jobs, again
-        s[std["instance_type"]] = NORMAL
+        s[self._i_type] = NORMAL
         jobs.append(EgressJob(egress_spec, s, payload, len(data)))
         return jobs, again
+
+    def _ingress_clone(self, s: list[Any], port: int, data: bytes,
+                       jobs: list[EgressJob]) -> None:
+        """I2E clone: BMv2 parses the original packet again and resets all
+        metadata except the preserved field list."""
+        mport = self.mirror.get(s[CLONE] - 1)
+        if mport is None:
+            return
+        c = self._fresh(port, len(data), INGRESS_CLONE)
+        self._parse(c, data)
+        c2 = self._template.copy()
+        lo, hi = self._hdr_range
+        c2[lo:hi] = c[lo:hi]
+        c2[PAYLOAD] = c[PAYLOAD]
+        c2[self._i_type] = INGRESS_CLONE
+        c2[self._i_len] = len(data)
+        self._preserve(c2, s, s[CLONE_FL])
+        jobs.append(EgressJob(mport, c2, c2[PAYLOAD], len(data)))
 
     def egress(self, job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
                deq_timedelta: int = 0, deq_qdepth: int = 0) -> tuple[
@@ -297,20 +318,19 @@ class Switch:
         """Run one dequeued packet through egress and the deparser. Returns
         (emitted packets, egress-clone jobs, recirculations)."""
         self.stats["egress"] += 1
-        std = self._std
         s = job.state
-        s[std["egress_port"]] = job.port
-        s[std["egress_spec"]] = 0
-        s[std["packet_length"]] = job.length
-        if "egress_global_timestamp" in std:
-            s[std["egress_global_timestamp"]] = self.now()
-        if "enq_timestamp" in std:
-            s[std["enq_timestamp"]] = enq_timestamp
-            s[std["enq_qdepth"]] = enq_qdepth
-            s[std["deq_timedelta"]] = deq_timedelta
-            s[std["deq_qdepth"]] = deq_qdepth
+        s[self._i_eport] = job.port
+        s[self._i_spec] = 0
+        s[self._i_len] = job.length
+        if self._i_ets >= 0:
+            s[self._i_ets] = self.now()
+        q = self._i_queue
+        if q is not None:
+            s[q[0]] = enq_timestamp
+            s[q[1]] = enq_qdepth
+            s[q[2]] = deq_timedelta
+            s[q[3]] = deq_qdepth
         s[CLONE] = 0
-        s[CLONE_FL] = 0
         s[RECIRC] = 0
         try:
             self._egress(s)
@@ -323,10 +343,10 @@ class Switch:
                 c = self._template.copy()
                 lo, hi = self._hdr_range
                 c[lo:hi] = s[lo:hi]
-                c[std["instance_type"]] = EGRESS_CLONE
+                c[self._i_type] = EGRESS_CLONE
                 self._preserve(c, s, s[CLONE_FL])
                 clones.append(EgressJob(mport, c, job.payload, job.length))
-        if s[std["egress_spec"]] == DROP_PORT:
+        if s[self._i_spec] == DROP_PORT:
             self.stats["dropped"] += 1
             return [], clones, []
         s[PAYLOAD] = job.payload
@@ -337,7 +357,8 @@ class Switch:
         out = self.out
         out.clear()
         self._deparser(s)
-        packet = b"".join(out) + job.payload
+        out.append(job.payload)
+        packet = b"".join(out)
         if s[TRUNC] and len(packet) >= s[TRUNC]:
             packet = packet[:s[TRUNC] - 1]
         if s[RECIRC]:
@@ -348,8 +369,18 @@ class Switch:
         """Ingress, an immediate traffic manager, and egress for one packet
         and everything it spawns (clones, copies, resubmits,
         recirculations)."""
-        emitted: list[tuple[int, bytes]] = []
-        work: deque[Any] = deque([(port, data, NORMAL, None)])
+        jobs, again = self.ingress(port, data)
+        if not again and len(jobs) == 1:
+            out, clones, recirc = self.egress(jobs[0])
+            if not clones and not recirc:
+                return out
+            work: deque[Any] = deque(clones)
+            work.extend(recirc)
+            emitted = list(out)
+        else:
+            work = deque(jobs)
+            work.extend(again)
+            emitted = []
         while work:
             item = work.popleft()
             if isinstance(item, EgressJob):
