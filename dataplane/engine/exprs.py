@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dataplane.engine.values import ActionRunT, ApplyResultT, LValue, Val, const, location, offset, slot
+from dataplane.engine.values import (
+    ActionRunT,
+    ApplyResultT,
+    LValue,
+    Val,
+    const,
+    location,
+    offset,
+    slot,
+)
 from dataplane.frontend import ast
 from dataplane.frontend.scope import (
     ActionSym,
@@ -20,7 +29,6 @@ from dataplane.frontend.scope import (
     InstanceSym,
     TableSym,
     TypeSym,
-    ValueSetSym,
     VarSym,
 )
 from dataplane.frontend.types import (
@@ -34,7 +42,6 @@ from dataplane.frontend.types import (
     IntT,
     ListT,
     MatchKindT,
-    NewT,
     StackT,
     StringT,
     StructLikeT,
@@ -47,7 +54,6 @@ from dataplane.frontend.types import (
     field_bits,
     is_compound,
     same_type,
-    scalar_leaves,
     slots,
     strip,
 )
@@ -275,7 +281,9 @@ class ExprMixin:
         if e.op == "!":
             if not isinstance(t, BoolT):
                 raise self.err(e, f"'!' needs a bool, not {v.type}")
-            return const(BoolT(), not v.const) if v.is_const else Val(BoolT(), code=f"(not {v.code})")
+            if v.is_const:
+                return const(BoolT(), not v.const)
+            return Val(BoolT(), code=f"(not {v.code})")
         if e.op == "+":
             return v
         if isinstance(t, IntT):
@@ -462,10 +470,10 @@ class ExprMixin:
             b = self.coerce(b, t, e.other)
             tmp = self.fresh()
             with self.w.block(f"if {c.code}"):
-                self.w.lines.extend(_dedent(la, 0))
+                self.w.lines.extend(la)
                 self.w(f"{tmp} = ({', '.join(a.parts or [])},)")
             with self.w.block("else"):
-                self.w.lines.extend(_dedent(lb, 0))
+                self.w.lines.extend(lb)
                 self.w(f"{tmp} = ({', '.join(b.parts or [])},)")
             return Val(t, parts=[f"{tmp}[{k}]" for k in range(slots(t))])
         if not la and not lb:
@@ -989,3 +997,17 @@ class ExprMixin:
                 self.w(f"{slot(obj.base)} = max({slot(obj.base)} - {k}, 0)")
             return
         raise self.unsupported(None, "push/pop on a dynamically indexed stack")
+
+
+def _literal(code: str) -> int | bool | None:
+    """The value of a literal part, or None when it is not a literal."""
+    if code in ("True", "False"):
+        return code == "True"
+    if code.lstrip("-").isdigit():
+        return int(code)
+    return None
+
+
+def _simple(code: str) -> bool:
+    """True for parts no later statement can change (literals, temps)."""
+    return _literal(code) is not None or code.isidentifier()

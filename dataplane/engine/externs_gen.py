@@ -250,10 +250,8 @@ class ExternMixin:
 
     def resolve_action(self: CodeGen, ref: ast.ActionRef, scope: Scope) -> ActionSym:
         e = ref.name
-        if isinstance(e, ast.Name):
-            a = (self.root if e.absolute else scope).lookup(e.name)
-        else:
-            a = None
+        a = (self.root if e.absolute else scope).lookup(e.name) if isinstance(
+            e, ast.Name) else None
         if not isinstance(a, ActionSym):
             raise self.err(ref, f"unknown action '{_text(e)}'")
         return a
@@ -1082,7 +1080,7 @@ def _same_layout(a: Type, b: Type) -> bool:
     from dataplane.frontend.types import same_type
 
     a0, b0 = strip(a), strip(b)
-    if isinstance(a0, IntT) or isinstance(b0, IntT) or isinstance(b0, DontCareT):
+    if isinstance(a0, IntT) or isinstance(b0, IntT | DontCareT):
         return True
     return same_type(a0, b0) or (slots(a0) == slots(b0) and not is_compound(a0))
 

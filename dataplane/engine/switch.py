@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from dataplane.compiler import CompiledProgram
@@ -83,8 +84,7 @@ class Switch:
             factory = None
             if rt.info.direct_meter is not None:
                 ext = next(e for e in program.externs if e.qname == rt.info.direct_meter)
-                packets = ext.unit == "PACKETS"
-                factory = (lambda p=packets: Meter(p))
+                factory = partial(Meter, ext.unit == "PACKETS")
             table = Table(rt.info, self.action_ids, factory)
             for matches, action, args, prio in rt.const_entries:
                 table.insert(matches, action, args, prio, normalize=True)
