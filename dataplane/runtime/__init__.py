@@ -1,0 +1,1 @@
+"""Switch state (tables, counters, registers, meters) and the control-plane view of it."""
