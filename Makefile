@@ -1,0 +1,37 @@
+# Setup and everyday commands; `make install` then `make test` on a fresh clone.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Debian packages the project uses: venv and headers for the Python that makes
+# .venv, and cpp, the C preprocessor the P4 front end runs on #include/#define.
+APT_PACKAGES := python3-venv python3-dev cpp
+
+.PHONY: install test lint bench run-experiment
+
+install:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	    && ! dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends $(APT_PACKAGES); \
+	fi
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	  || { echo "error: intbed needs Python >= 3.11; run make install PYTHON=python3.11" >&2; exit 1; }
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[dev]'
+
+# pytest exits 5 when it collected no test; this suite always has tests, so
+# that means a broken checkout, not success.
+test:
+	@$(BIN)/python -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest ran no tests" >&2; exit 1; fi; \
+	exit $$rc
+
+lint:
+	$(BIN)/ruff check .
+
+bench:
+	$(BIN)/intbed bench engine
+
+run-experiment:
+	@echo "no experiments yet"

@@ -1,0 +1,1 @@
+"""Throughput and memory benchmarks of intbed's components."""

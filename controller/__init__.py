@@ -1,0 +1,1 @@
+"""Control-plane applications; they speak P4Runtime only."""

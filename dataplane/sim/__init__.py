@@ -1,0 +1,1 @@
+"""Discrete-event network simulation: clock, links, queues, hosts."""

@@ -1,0 +1,1 @@
+"""Subcommands of the ``intbed`` command line, one module per group."""

@@ -1,0 +1,58 @@
+"""``intbed bench``: speed and memory benchmarks (logic in ``benchmarks``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+@click.group()
+def bench() -> None:
+    """Measure intbed's speed and memory."""
+
+
+@bench.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--packets", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="Packets sent per throughput benchmark.")
+@click.option("--samples", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Conformance samples directory [default: ../shared/p4-conformance/samples].")
+def engine(as_json: bool, packets: int, samples: Path | None) -> None:
+    """Packets/s of one Switch on one core, and the memory of 100 Switches."""
+    from benchmarks.engine import run_engine_benchmarks
+
+    report = run_engine_benchmarks(packets=packets, samples_dir=samples)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+    else:
+        _print_table(report)
+
+
+def _print_table(report: dict[str, Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="intbed engine, one Switch on one core", box=box.SIMPLE)
+    table.add_column("benchmark", no_wrap=True)
+    table.add_column("program", no_wrap=True)
+    for column in ("packets", "packets/s", "Mbit/s"):
+        table.add_column(column, justify="right", no_wrap=True)
+    notes = []
+    for key, label in (("l3_forward", "routing"), ("largest_sample", "largest sample")):
+        row = report[key]
+        if "skipped" in row:
+            notes.append(f"{label} skipped: {row['skipped']}")
+            continue
+        table.add_row(label, row["program"], f"{row['packets']:,}",
+                      f"{row['packets_per_s']:,.0f}", f"{row['mbit_per_s']:,.1f}")
+    mem = report["memory"]
+    notes.append(f"memory: {mem['switches']} l3_forward Switches, {mem['routes']:,} routes "
+                 f"each, in one process: RSS {mem['rss_mb']:,.1f} MB")
+    console = Console()
+    console.print(table)
+    for note in notes:
+        console.print(note, soft_wrap=True)

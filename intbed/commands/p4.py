@@ -1,0 +1,103 @@
+"""``intbed p4``: compile P4-16 programs and run their STF packet tests.
+
+The compiler and engine are imported inside the commands so that
+``intbed --help`` and unrelated commands start without loading them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+import click
+
+from dataplane.errors import IntbedError
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.group()
+def p4() -> None:
+    """Compile P4-16 programs and run STF packet tests on intbed's engine."""
+
+
+@p4.command()
+@click.argument("file", type=_FILE)
+def check(file: Path) -> None:
+    """Compile FILE and report its size, or the first error."""
+    from dataplane.compiler import compile_file
+
+    schema = compile_file(file).schema
+    click.echo(f"ok: {len(schema.tables)} tables, {len(schema.actions)} actions")
+
+
+@p4.command()
+@click.argument("file", type=_FILE)
+def info(file: Path) -> None:
+    """Print FILE's P4Info in protobuf text format, as p4c writes it."""
+    from dataplane.compiler import compile_file
+    from dataplane.p4info import build_p4info, to_text
+
+    click.echo(to_text(build_p4info(compile_file(file).schema)), nl=False)
+
+
+@p4.command()
+@click.argument("file", type=_FILE)
+@click.argument("test", type=_FILE)
+def stf(file: Path, test: Path) -> None:
+    """Run the STF packet test TEST on FILE; exit 1 with a diff if it fails."""
+    from dataplane.compiler import compile_file
+    from dataplane.stf import run_stf
+
+    result = run_stf(compile_file(file), test)
+    if not result.passed:
+        click.echo(result.diff)
+        raise click.exceptions.Exit(1)
+    click.echo(f"PASS {file.stem}")
+
+
+@p4.command()
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes.")
+def conformance(directory: Path, jobs: int) -> None:
+    """Run every NAME.p4 that has NAME.stf beside it in DIRECTORY.
+
+    Prints one PASS/FAIL line per program and 'N passed, M failed'; exits 1
+    if any failed.
+    """
+    from dataplane.stf import find_conformance_cases, run_conformance_case
+
+    cases = find_conformance_cases(directory)
+    if not cases:
+        raise IntbedError(f"no NAME.p4 with a NAME.stf beside it in {directory}")
+    passed = failed = 0
+    with ProcessPoolExecutor(jobs) if jobs > 1 else _Serial() as pool:
+        for name, ok, reason in pool.map(run_conformance_case, cases):
+            if ok:
+                passed += 1
+                click.echo(f"PASS {name}")
+            else:
+                failed += 1
+                click.echo(f"FAIL {name}: {reason}")
+    click.echo(f"{passed} passed, {failed} failed")
+    if failed:
+        raise click.exceptions.Exit(1)
+
+
+class _Serial:
+    """In-process stand-in for a pool when one job is asked for."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    @staticmethod
+    def map(fn: Callable[[_T], _R], items: Iterable[_T]) -> Iterator[_R]:
+        return map(fn, items)

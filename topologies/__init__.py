@@ -1,0 +1,1 @@
+"""Topology model, generators and YAML descriptions."""

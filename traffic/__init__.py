@@ -1,0 +1,1 @@
+"""Packet builders, flow schedules, senders and receivers."""
