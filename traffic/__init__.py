@@ -1,1 +1,42 @@
-"""Packet builders, flow schedules, senders and receivers."""
+"""Packet builders, flow schedules, senders and receivers.
+
+Hosts are given as plain address strings (any object with ``mac`` and
+``ip``), so traffic definitions do not depend on how a topology is built.
+"""
+
+from traffic.errors import TrafficError
+from traffic.packets import Endpoint, FlowKey, FlowSpec, PacketFactory, scapy_packet
+from traffic.receiver import Receiver, RxStats, parse_frame
+from traffic.schedules import (
+    RandomDestinations,
+    Schedule,
+    SendEvent,
+    constant_rate,
+    flows_to_random_servers,
+    merge,
+    poisson,
+    random_destinations,
+)
+from traffic.sender import Sender, SentLog
+
+__all__ = [
+    "Endpoint",
+    "FlowKey",
+    "FlowSpec",
+    "PacketFactory",
+    "RandomDestinations",
+    "Receiver",
+    "RxStats",
+    "Schedule",
+    "SendEvent",
+    "Sender",
+    "SentLog",
+    "TrafficError",
+    "constant_rate",
+    "flows_to_random_servers",
+    "merge",
+    "parse_frame",
+    "poisson",
+    "random_destinations",
+    "scapy_packet",
+]

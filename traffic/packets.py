@@ -1,0 +1,288 @@
+"""Ethernet/IPv4/UDP|TCP packets for traffic flows.
+
+A flow's packet is declared once with Scapy; per packet only a few fields
+change, so ``PacketFactory`` keeps Scapy's bytes as a template and patches
+them with ``struct``: building a Scapy packet costs tens of microseconds,
+patching a template about one. The patched bytes are exactly what Scapy
+builds for the same field values (the tests check this byte for byte).
+
+Per-packet fields: the IPv4 identification (``seq`` mod 2^16), the ports,
+the first 8 payload bytes (``seq``, big-endian, so a receiver can identify
+the packet), for TCP the sequence number (the byte offset of the payload in
+the stream), and the IPv4 header and UDP/TCP checksums, updated with
+one's-complement arithmetic from sums precomputed over the constant bytes
+(RFC 1071). The rest of the payload is a fixed pattern.
+
+Frames are not padded to Ethernet's 60-byte minimum, as Scapy leaves them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+from traffic.errors import TrafficError
+
+if TYPE_CHECKING:
+    from scapy.packet import Packet
+
+ETH_LEN = 14
+IPV4_LEN = 20
+UDP_LEN = 8
+TCP_LEN = 20
+# Bytes of the payload that carry the packet's sequence number.
+SEQ_BYTES = 8
+PROTO_NUMBERS = {"udp": 17, "tcp": 6}
+PROTO_NAMES = {17: "udp", 6: "tcp"}
+# Flags of a data segment of an established stream (PSH|ACK); Scapy's own
+# default (SYN) would make every packet a connection attempt.
+TCP_DATA_FLAGS = "PA"
+# IPv4 total length is a 16-bit field.
+MAX_IP_LEN = 0xFFFF
+
+_H = struct.Struct("!H")
+_Q = struct.Struct("!Q")
+_I = struct.Struct("!I")
+_HH = struct.Struct("!HH")
+
+
+class HostAddr(Protocol):
+    """Anything with a host's MAC and IPv4 address as strings (a topology's
+    host, an ``Endpoint``)."""
+
+    @property
+    def mac(self) -> str: ...
+
+    @property
+    def ip(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A host's addresses as plain strings."""
+
+    name: str
+    mac: str
+    ip: str
+
+
+class FlowKey(NamedTuple):
+    """The 5-tuple that names a flow; ``proto`` is the IP protocol number."""
+
+    src_ip: str
+    dst_ip: str
+    proto: int
+    sport: int
+    dport: int
+
+    def __str__(self) -> str:
+        name = PROTO_NAMES.get(self.proto, str(self.proto))
+        return f"{name} {self.src_ip}:{self.sport} > {self.dst_ip}:{self.dport}"
+
+
+def header_len(proto: str) -> int:
+    """Bytes of Ethernet, IPv4 and L4 headers before the payload."""
+    return ETH_LEN + IPV4_LEN + (UDP_LEN if proto == "udp" else TCP_LEN)
+
+
+def _check_mac(mac: str, what: str) -> None:
+    parts = mac.split(":")
+    if len(parts) != 6 or not all(
+        len(p) == 2 and all(c in "0123456789abcdefABCDEF" for c in p) for p in parts
+    ):
+        raise TrafficError(f"{what} {mac!r} is not a MAC address (aa:bb:cc:dd:ee:ff)")
+
+
+def _check_ip(ip: str, what: str) -> None:
+    try:
+        ipaddress.IPv4Address(ip)
+    except ValueError:
+        raise TrafficError(f"{what} {ip!r} is not an IPv4 address") from None
+
+
+def _check_range(value: int, low: int, high: int, what: str) -> None:
+    if not isinstance(value, int) or not low <= value <= high:
+        raise TrafficError(f"{what} {value!r} is outside {low}..{high}")
+
+
+@dataclass(frozen=True, slots=True)
+class FlowSpec:
+    """One flow: addresses, transport, payload size (bytes after the L4
+    header) and IPv4 DSCP/TTL. ``udp_checksum=False`` sends a zero UDP
+    checksum, which RFC 768 allows over IPv4."""
+
+    src_mac: str
+    dst_mac: str
+    src_ip: str
+    dst_ip: str
+    proto: str
+    sport: int
+    dport: int
+    payload_size: int
+    dscp: int = 0
+    ttl: int = 64
+    udp_checksum: bool = True
+
+    def __post_init__(self) -> None:
+        if self.proto not in PROTO_NUMBERS:
+            raise TrafficError(f"protocol {self.proto!r} is not 'udp' or 'tcp'")
+        _check_mac(self.src_mac, "source MAC")
+        _check_mac(self.dst_mac, "destination MAC")
+        _check_ip(self.src_ip, "source IP")
+        _check_ip(self.dst_ip, "destination IP")
+        _check_range(self.sport, 0, 0xFFFF, "source port")
+        _check_range(self.dport, 0, 0xFFFF, "destination port")
+        _check_range(self.dscp, 0, 63, "DSCP")
+        _check_range(self.ttl, 0, 255, "TTL")
+        high = MAX_IP_LEN - (header_len(self.proto) - ETH_LEN)
+        _check_range(self.payload_size, SEQ_BYTES, high, "payload size")
+
+    @property
+    def key(self) -> FlowKey:
+        return FlowKey(self.src_ip, self.dst_ip, PROTO_NUMBERS[self.proto], self.sport, self.dport)
+
+    @property
+    def frame_size(self) -> int:
+        """Bytes of the whole Ethernet frame (no FCS)."""
+        return header_len(self.proto) + self.payload_size
+
+    def with_frame_size(self, frame_size: int) -> FlowSpec:
+        """The same flow with the payload sized for ``frame_size`` bytes."""
+        return replace(self, payload_size=frame_size - header_len(self.proto))
+
+
+def filler(size: int) -> bytes:
+    """The fixed payload pattern: byte i is i mod 256."""
+    return bytes(i & 0xFF for i in range(size))
+
+
+def payload_bytes(size: int, seq: int) -> bytes:
+    """A packet's payload: ``seq`` in the first 8 bytes, then the pattern."""
+    return _Q.pack(seq & 0xFFFF_FFFF_FFFF_FFFF) + filler(size)[SEQ_BYTES:]
+
+
+def tcp_seq_number(seq: int, payload_size: int) -> int:
+    """TCP sequence number of packet ``seq``: its payload's byte offset."""
+    return (seq * payload_size) & 0xFFFF_FFFF
+
+
+def scapy_packet(
+    flow: FlowSpec, seq: int, sport: int | None = None, dport: int | None = None
+) -> Packet:
+    """Packet ``seq`` of ``flow`` declared with Scapy (the reference that
+    ``PacketFactory`` reproduces). Scapy is imported here so that modules
+    which only receive packets do not pay for loading it."""
+    from scapy.layers.inet import IP, TCP, UDP
+    from scapy.layers.l2 import Ether
+    from scapy.packet import Raw
+
+    sport = flow.sport if sport is None else sport
+    dport = flow.dport if dport is None else dport
+    ip = IP(src=flow.src_ip, dst=flow.dst_ip, tos=flow.dscp << 2, ttl=flow.ttl, id=seq & 0xFFFF)
+    if flow.proto == "udp":
+        l4 = UDP(sport=sport, dport=dport, chksum=None if flow.udp_checksum else 0)
+    else:
+        l4 = TCP(
+            sport=sport,
+            dport=dport,
+            seq=tcp_seq_number(seq, flow.payload_size),
+            ack=0,
+            flags=TCP_DATA_FLAGS,
+        )
+    pay = Raw(load=payload_bytes(flow.payload_size, seq))
+    return Ether(src=flow.src_mac, dst=flow.dst_mac) / ip / l4 / pay
+
+
+def _word_sum(data: bytes) -> int:
+    """Sum of the big-endian 16-bit words of ``data`` (zero-padded), unfolded."""
+    if len(data) & 1:
+        data += b"\0"
+    return sum(struct.unpack(f"!{len(data) // 2}H", data))
+
+
+def _fold(total: int) -> int:
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return total
+
+
+class PacketFactory:
+    """Bytes of the packets of one flow, patched from a Scapy-built template."""
+
+    __slots__ = (
+        "flow",
+        "key",
+        "frame_size",
+        "_template",
+        "_ip_base",
+        "_l4_base",
+        "_l4",
+        "_csum_off",
+        "_pay_off",
+        "_tcp",
+        "_udp_csum",
+        "_payload_size",
+    )
+
+    def __init__(self, flow: FlowSpec) -> None:
+        self.flow = flow
+        self.key = flow.key
+        template = bytearray(bytes(scapy_packet(flow, 0, 0, 0)))
+        self.frame_size = len(template)
+        l4 = ETH_LEN + IPV4_LEN
+        tcp = flow.proto == "tcp"
+        self._l4 = l4
+        self._tcp = tcp
+        self._csum_off = l4 + (16 if tcp else 6)
+        self._pay_off = l4 + (TCP_LEN if tcp else UDP_LEN)
+        self._udp_csum = flow.udp_checksum
+        self._payload_size = flow.payload_size
+        # Zero every field that changes per packet; the bases are the sums of
+        # what stays.
+        template[ETH_LEN + 4 : ETH_LEN + 6] = b"\0\0"  # identification
+        template[ETH_LEN + 10 : ETH_LEN + 12] = b"\0\0"  # header checksum
+        template[self._csum_off : self._csum_off + 2] = b"\0\0"
+        template[self._pay_off : self._pay_off + SEQ_BYTES] = bytes(SEQ_BYTES)
+        self._ip_base = _word_sum(bytes(template[ETH_LEN:l4]))
+        seg = bytes(template[l4:])
+        pseudo = (
+            template[ETH_LEN + 12 : ETH_LEN + 20]
+            + bytes((0, PROTO_NUMBERS[flow.proto]))
+            + _H.pack(len(seg))
+        )
+        self._l4_base = _word_sum(bytes(pseudo)) + _word_sum(seg)
+        self._template = bytes(template)
+
+    def packet(self, seq: int, sport: int | None = None, dport: int | None = None) -> bytes:
+        """Frame of packet ``seq``; ``sport``/``dport`` override the flow's."""
+        buf = bytearray(self._template)
+        ip_id = seq & 0xFFFF
+        _H.pack_into(buf, 18, ip_id)  # ETH_LEN + 4
+        _H.pack_into(buf, 24, ~_fold(self._ip_base + ip_id) & 0xFFFF)  # ETH_LEN + 10
+        if sport is None:
+            sport = self.flow.sport
+        if dport is None:
+            dport = self.flow.dport
+        _HH.pack_into(buf, 34, sport, dport)  # self._l4
+        s = seq & 0xFFFF_FFFF_FFFF_FFFF
+        _Q.pack_into(buf, self._pay_off, s)
+        total = (
+            self._l4_base
+            + sport
+            + dport
+            + (s >> 48)
+            + ((s >> 32) & 0xFFFF)
+            + ((s >> 16) & 0xFFFF)
+            + (s & 0xFFFF)
+        )
+        if self._tcp:
+            t = (seq * self._payload_size) & 0xFFFF_FFFF
+            _I.pack_into(buf, 38, t)  # self._l4 + 4
+            total += (t >> 16) + (t & 0xFFFF)
+            _H.pack_into(buf, self._csum_off, ~_fold(total) & 0xFFFF)
+        elif self._udp_csum:
+            # RFC 768: a computed zero is sent as all ones.
+            _H.pack_into(buf, self._csum_off, (~_fold(total) & 0xFFFF) or 0xFFFF)
+        return bytes(buf)

@@ -1,0 +1,231 @@
+"""A packet sink that records what arrived, and statistics against a sent log.
+
+Per packet it keeps the arrival time, frame size, an 8-byte BLAKE2b hash of
+the transport payload (of the whole frame when there is no IPv4 UDP/TCP
+payload), the flow 5-tuple and the sequence number a ``PacketFactory``
+wrote into the first 8 payload bytes. The payload ends where the IPv4 total
+length says, so Ethernet padding does not change the hash, and header
+rewrites on the way (TTL, DSCP, MACs) do not either.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import socket
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple, TextIO
+
+import numpy as np
+
+from traffic.packets import SEQ_BYTES, FlowKey
+from traffic.sender import SentLog
+
+RECV_COLUMNS = (
+    "arrival_us",
+    "size",
+    "hash",
+    "src_ip",
+    "dst_ip",
+    "proto",
+    "sport",
+    "dport",
+    "seq",
+)
+HASH_BYTES = 8
+ETHERTYPE_IPV4 = 0x0800
+ETHERTYPE_VLAN = 0x8100
+LATENCY_PERCENTILES = (50, 90, 99)
+
+_HH = struct.Struct("!HH")
+_Q = struct.Struct("!Q")
+_ntoa = socket.inet_ntoa
+
+
+def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
+    """Flow, sequence number and payload of an Ethernet frame.
+
+    Understands one optional 802.1Q tag, IPv4 with options, UDP and TCP
+    (with options); anything else, or a fragment after the first, gives no
+    flow and the whole frame as payload.
+    """
+    n = len(frame)
+    if n < 34:
+        return None, None, frame
+    etype = (frame[12] << 8) | frame[13]
+    off = 14
+    if etype == ETHERTYPE_VLAN:
+        etype = (frame[16] << 8) | frame[17]
+        off = 18
+    if etype != ETHERTYPE_IPV4 or n < off + 20:
+        return None, None, frame
+    vihl = frame[off]
+    ihl = (vihl & 0x0F) << 2
+    total = (frame[off + 2] << 8) | frame[off + 3]
+    if vihl >> 4 != 4 or ihl < 20 or total < ihl:
+        return None, None, frame
+    if ((frame[off + 6] & 0x1F) << 8) | frame[off + 7]:
+        return None, None, frame
+    end = min(off + total, n)
+    proto = frame[off + 9]
+    l4 = off + ihl
+    if proto == 17:
+        data = l4 + 8
+    elif proto == 6 and l4 + 13 < end:
+        data = l4 + ((frame[l4 + 12] >> 4) << 2)
+    else:
+        return None, None, frame
+    if data > end:
+        return None, None, frame
+    sport, dport = _HH.unpack_from(frame, l4)
+    key = FlowKey(
+        _ntoa(frame[off + 12 : off + 16]), _ntoa(frame[off + 16 : off + 20]), proto, sport, dport
+    )
+    payload = frame[data:end]
+    seq = _Q.unpack_from(payload)[0] if len(payload) >= SEQ_BYTES else None
+    return key, seq, payload
+
+
+class Arrival(NamedTuple):
+    arrival_us: int
+    size: int
+    hash: bytes
+    key: FlowKey | None
+    seq: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RxStats:
+    """Counts of what arrived; loss and latency when a sent log is given.
+
+    ``unique`` counts distinct (flow, seq) pairs, ``duplicates`` the extra
+    copies, ``unidentified`` packets without a flow and seq. ``lost`` are
+    sent packets never seen, ``unexpected`` identified packets the log does
+    not hold. Latency (first copy's arrival minus send time, microseconds)
+    has ``min``, ``mean``, ``p50``, ``p90``, ``p99`` (numpy's linear
+    interpolation) and ``max``.
+    """
+
+    received: int
+    bytes: int
+    unique: int
+    duplicates: int
+    unidentified: int
+    first_us: int | None
+    last_us: int | None
+    sent: int | None = None
+    lost: int | None = None
+    loss_rate: float | None = None
+    unexpected: int | None = None
+    latency_us: dict[str, float] | None = None
+
+
+class Receiver:
+    """Records every frame handed to ``receive`` (or to the receiver itself,
+    so it can be a host's packet callback)."""
+
+    __slots__ = ("name", "times_us", "sizes", "hashes", "keys", "seqs")
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+        self.times_us: list[int] = []
+        self.sizes: list[int] = []
+        self.hashes: list[bytes] = []
+        self.keys: list[FlowKey | None] = []
+        self.seqs: list[int | None] = []
+
+    def receive(self, frame: bytes, time_us: int) -> None:
+        key, seq, payload = parse_frame(frame)
+        self.times_us.append(time_us)
+        self.sizes.append(len(frame))
+        self.hashes.append(hashlib.blake2b(payload, digest_size=HASH_BYTES).digest())
+        self.keys.append(key)
+        self.seqs.append(seq)
+
+    __call__ = receive
+
+    def __len__(self) -> int:
+        return len(self.times_us)
+
+    def records(self) -> list[Arrival]:
+        return list(map(Arrival, self.times_us, self.sizes, self.hashes, self.keys, self.seqs))
+
+    @classmethod
+    def merged(cls, receivers: Iterable[Receiver], name: str = "") -> Receiver:
+        """One receiver holding the arrivals of several, in arrival order
+        (ties: argument order)."""
+        rows = [row for r in receivers for row in r.records()]
+        rows.sort(key=lambda a: a.arrival_us)
+        out = cls(name)
+        for a in rows:
+            out.times_us.append(a.arrival_us)
+            out.sizes.append(a.size)
+            out.hashes.append(a.hash)
+            out.keys.append(a.key)
+            out.seqs.append(a.seq)
+        return out
+
+    def write_csv(self, out: TextIO) -> None:
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(RECV_COLUMNS)
+        for t, size, h, k, seq in zip(self.times_us, self.sizes, self.hashes, self.keys, self.seqs):
+            flow = ("", "", "", "", "") if k is None else k
+            w.writerow((t, size, h.hex(), *flow, "" if seq is None else seq))
+
+    def to_csv(self, path: str | Path) -> None:
+        with open(path, "w", newline="") as f:
+            self.write_csv(f)
+
+    def log_bytes(self) -> bytes:
+        """The CSV as bytes: two runs received the same packets at the same
+        times exactly when these bytes are equal."""
+        buf = io.StringIO()
+        self.write_csv(buf)
+        return buf.getvalue().encode()
+
+    def stats(self, sent: SentLog | None = None) -> RxStats:
+        first_seen: dict[tuple[FlowKey, int], int] = {}
+        unidentified = 0
+        for t, key, seq in zip(self.times_us, self.keys, self.seqs):
+            if key is None or seq is None:
+                unidentified += 1
+            elif (key, seq) not in first_seen:
+                first_seen[key, seq] = t
+        identified = len(self) - unidentified
+        base = {
+            "received": len(self),
+            "bytes": sum(self.sizes),
+            "unique": len(first_seen),
+            "duplicates": identified - len(first_seen),
+            "unidentified": unidentified,
+            "first_us": min(self.times_us) if self.times_us else None,
+            "last_us": max(self.times_us) if self.times_us else None,
+        }
+        if sent is None:
+            return RxStats(**base)
+        send_times = sent.send_times()
+        delays = [t - send_times[k] for k, t in first_seen.items() if k in send_times]
+        lost = len(send_times) - len(delays)
+        return RxStats(
+            **base,
+            sent=len(send_times),
+            lost=lost,
+            loss_rate=lost / len(send_times) if send_times else 0.0,
+            unexpected=len(first_seen) - len(delays),
+            latency_us=_latency(delays),
+        )
+
+
+def _latency(delays: list[int]) -> dict[str, float] | None:
+    if not delays:
+        return None
+    arr = np.asarray(delays, dtype=np.float64)
+    out = {"min": float(arr.min()), "mean": float(arr.mean())}
+    for p, v in zip(LATENCY_PERCENTILES, np.percentile(arr, LATENCY_PERCENTILES)):
+        out[f"p{p}"] = float(v)
+    out["max"] = float(arr.max())
+    return out

@@ -1,0 +1,311 @@
+"""When packets are sent: constant-rate and Poisson schedules, destinations.
+
+A ``Schedule`` is a precomputed, time-ordered list of send events held as
+flat numpy arrays, so it can be iterated again and again, merged with other
+schedules and handed to the simulator cheaply. Every random choice comes
+from a ``numpy.random.Generator`` seeded by the caller (a run derives one
+seed per stream, see ``dataplane.sim.seeds``); nothing global is touched, so
+the same seed gives the same events bit for bit.
+
+Times are integer microseconds; an event's ``size`` is its Ethernet frame
+length in bytes (what a link serializes), and its ``dest`` is whatever the
+schedule was given: a host name, a ``FlowSpec``, an index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
+from itertools import repeat
+from typing import NamedTuple
+
+import numpy as np
+
+from traffic.errors import TrafficError
+from traffic.packets import FlowSpec, HostAddr, header_len
+
+US_PER_S = 1_000_000
+Seed = int | np.random.SeedSequence
+
+
+class SendEvent(NamedTuple):
+    """One packet to send: when, to whom, its sequence number and size."""
+
+    time_us: int
+    dest: object
+    seq: int
+    size: int
+
+
+class Schedule:
+    """Send events sorted by time (ties keep their construction order)."""
+
+    __slots__ = ("times_us", "dest_index", "seqs", "sizes", "dests")
+
+    def __init__(
+        self,
+        times_us: np.ndarray,
+        dest_index: np.ndarray,
+        seqs: np.ndarray,
+        sizes: np.ndarray,
+        dests: tuple[object, ...],
+    ) -> None:
+        n = len(times_us)
+        if not len(dest_index) == len(seqs) == len(sizes) == n:
+            raise TrafficError("schedule columns differ in length")
+        self.times_us = np.asarray(times_us, dtype=np.int64)
+        self.dest_index = np.asarray(dest_index, dtype=np.int64)
+        self.seqs = np.asarray(seqs, dtype=np.int64)
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.dests = tuple(dests)
+
+    @classmethod
+    def from_times(
+        cls, times_us: np.ndarray, size: int, dest: object = None, seq_start: int = 0
+    ) -> Schedule:
+        """Events at ``times_us``, all of ``size`` bytes, sequence numbers
+        counting from ``seq_start``; ``dest`` is one destination or a
+        ``RandomDestinations`` that picks one per event."""
+        n = len(times_us)
+        seqs = np.arange(seq_start, seq_start + n, dtype=np.int64)
+        sizes = np.full(n, size, dtype=np.int64)
+        if isinstance(dest, RandomDestinations):
+            return cls(times_us, dest.pick(n), seqs, sizes, dest.dests)
+        return cls(times_us, np.zeros(n, dtype=np.int64), seqs, sizes, (dest,))
+
+    def __len__(self) -> int:
+        return len(self.times_us)
+
+    def __iter__(self) -> Iterator[SendEvent]:
+        dests = self.dests
+        if len(dests) == 1:
+            dest_col: Iterator[object] = repeat(dests[0])
+        else:
+            dest_col = map(dests.__getitem__, self.dest_index.tolist())
+        return map(
+            SendEvent,
+            self.times_us.tolist(),
+            dest_col,
+            self.seqs.tolist(),
+            self.sizes.tolist(),
+        )
+
+    def with_destinations(self, chooser: RandomDestinations) -> Schedule:
+        """The same times with a destination picked per event."""
+        return Schedule(
+            self.times_us, chooser.pick(len(self)), self.seqs, self.sizes, chooser.dests
+        )
+
+    @property
+    def total_bytes(self) -> int:
+        return int(self.sizes.sum())
+
+    def rate_pps(self, duration_us: int) -> float:
+        return len(self) * US_PER_S / duration_us
+
+    def rate_bps(self, duration_us: int) -> float:
+        return self.total_bytes * 8 * US_PER_S / duration_us
+
+
+def merge(*schedules: Schedule) -> Schedule:
+    """All events of ``schedules`` in time order; events at the same time
+    keep the order of the arguments, then their own order."""
+    if not schedules:
+        return Schedule(*(np.zeros(0, dtype=np.int64),) * 4, ())
+    dests: list[object] = []
+    index_parts = []
+    for s in schedules:
+        index_parts.append(s.dest_index + len(dests))
+        dests.extend(s.dests)
+    times = np.concatenate([s.times_us for s in schedules])
+    order = np.argsort(times, kind="stable")
+    return Schedule(
+        times[order],
+        np.concatenate(index_parts)[order],
+        np.concatenate([s.seqs for s in schedules])[order],
+        np.concatenate([s.sizes for s in schedules])[order],
+        tuple(dests),
+    )
+
+
+def child_seed(seed: Seed, index: int) -> np.random.SeedSequence:
+    """Independent stream ``index`` of ``seed``; unlike ``SeedSequence.spawn``
+    it does not change ``seed``, so the same call gives the same stream."""
+    base = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, index))
+
+
+def _exact(value: float | int | Fraction, what: str) -> Fraction:
+    """``value`` as an exact fraction: floats by their decimal text, so a
+    rate of 0.1 is one tenth, not the nearest binary fraction."""
+    frac = Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+    if frac <= 0:
+        raise TrafficError(f"{what} must be positive, not {value!r}")
+    return frac
+
+
+def _check_window(start_us: int, duration_us: int) -> None:
+    if start_us < 0 or duration_us < 0:
+        raise TrafficError("start and duration must not be negative")
+
+
+def constant_rate(
+    *,
+    duration_us: int,
+    packet_size: int,
+    rate_pps: float | None = None,
+    bitrate_bps: float | None = None,
+    start_us: int = 0,
+    dest: object = None,
+    seq_start: int = 0,
+) -> Schedule:
+    """Packets evenly spaced over ``[start_us, start_us + duration_us)``.
+
+    Give ``rate_pps`` or ``bitrate_bps`` (with ``packet_size`` in frame
+    bytes, the rate is ``bitrate / (8 * packet_size)``). Packet i leaves at
+    ``start + floor(i * 1e6 / rate)`` computed exactly, so the count is
+    exactly ``ceil(duration * rate / 1e6)``.
+    """
+    _check_window(start_us, duration_us)
+    if packet_size <= 0:
+        raise TrafficError(f"packet size must be positive, not {packet_size!r}")
+    if (rate_pps is None) == (bitrate_bps is None):
+        raise TrafficError("give exactly one of rate_pps and bitrate_bps")
+    if rate_pps is not None:
+        rate = _exact(rate_pps, "packet rate")
+    else:
+        rate = _exact(bitrate_bps, "bit rate") / (8 * packet_size)  # type: ignore[arg-type]
+    # t_i = start + floor(i * a / b), with a / b = 1e6 / rate, the period.
+    period = US_PER_S / rate
+    a, b = period.numerator, period.denominator
+    count = math.ceil(duration_us / period)
+    if a < (1 << 62) // max(count, 1):
+        times = np.arange(count, dtype=np.int64) * a // b + start_us
+    else:
+        times = np.array([start_us + i * a // b for i in range(count)], dtype=np.int64)
+    return Schedule.from_times(times, packet_size, dest, seq_start)
+
+
+def poisson(
+    *,
+    rate_pps: float,
+    duration_us: int,
+    seed: Seed,
+    packet_size: int,
+    start_us: int = 0,
+    dest: object = None,
+    seq_start: int = 0,
+) -> Schedule:
+    """Poisson arrivals of mean ``rate_pps`` over ``[start_us, start_us +
+    duration_us)``: exponential gaps, times truncated to whole microseconds
+    (truncation keeps exactly the arrivals before the end)."""
+    _check_window(start_us, duration_us)
+    if packet_size <= 0:
+        raise TrafficError(f"packet size must be positive, not {packet_size!r}")
+    if not rate_pps > 0:
+        raise TrafficError(f"packet rate must be positive, not {rate_pps!r}")
+    rng = np.random.default_rng(seed)
+    mean_gap = US_PER_S / rate_pps
+    expected = duration_us / mean_gap
+    chunk = int(expected + 6 * math.sqrt(expected) + 16)
+    parts: list[np.ndarray] = []
+    last = 0.0
+    while True:
+        arrivals = last + np.cumsum(rng.exponential(mean_gap, chunk))
+        inside = arrivals[arrivals < duration_us]
+        parts.append(inside)
+        if len(inside) < chunk:
+            break
+        last = float(arrivals[-1])
+    times = np.floor(np.concatenate(parts)).astype(np.int64) + start_us
+    return Schedule.from_times(times, packet_size, dest, seq_start)
+
+
+class RandomDestinations:
+    """Picks a destination per packet, uniformly from ``dests``, from its own
+    seeded stream (successive picks continue the stream)."""
+
+    __slots__ = ("dests", "_rng")
+
+    def __init__(self, dests: Sequence[object], seed: Seed) -> None:
+        if not dests:
+            raise TrafficError("random destinations need at least one destination")
+        self.dests = tuple(dests)
+        self._rng = np.random.default_rng(seed)
+
+    def pick(self, n: int) -> np.ndarray:
+        """Indices into ``dests`` for the next ``n`` packets."""
+        return self._rng.integers(0, len(self.dests), size=n, dtype=np.int64)
+
+
+def random_destinations(dests: Sequence[object], seed: Seed) -> RandomDestinations:
+    return RandomDestinations(dests, seed)
+
+
+def flows_to_random_servers(
+    src_host: HostAddr,
+    servers: Sequence[HostAddr],
+    rate_bps: float,
+    packet_size: int,
+    duration_us: int,
+    seed: Seed,
+    *,
+    proto: str = "udp",
+    sport: int = 10000,
+    dport: int = 20000,
+    start_us: int = 0,
+    arrivals: str = "constant",
+    gateway_mac: str | None = None,
+    dscp: int = 0,
+    ttl: int = 64,
+) -> Schedule:
+    """INT-label's workload: a sender at ``rate_bps`` picking a random server
+    for every packet. Events carry the ``FlowSpec`` of their (sender,
+    server) flow as ``dest``; a ``Sender`` turns them into frames.
+
+    ``packet_size`` is the frame length; ``arrivals`` is ``"constant"`` or
+    ``"poisson"``; the sender itself is never a destination. Frames go to the
+    server's MAC unless ``gateway_mac`` is given (a routed first hop).
+    """
+    targets = [s for s in servers if s.ip != src_host.ip]
+    if not targets:
+        raise TrafficError(f"no server other than the sender {src_host.ip}")
+    payload = packet_size - header_len(proto)
+    flows = [
+        FlowSpec(
+            src_host.mac,
+            gateway_mac or s.mac,
+            src_host.ip,
+            s.ip,
+            proto,
+            sport,
+            dport,
+            payload,
+            dscp=dscp,
+            ttl=ttl,
+        )
+        for s in targets
+    ]
+    chooser = RandomDestinations(flows, child_seed(seed, 0))
+    if arrivals == "constant":
+        sched = constant_rate(
+            duration_us=duration_us,
+            packet_size=packet_size,
+            bitrate_bps=rate_bps,
+            start_us=start_us,
+            dest=chooser,
+        )
+    elif arrivals == "poisson":
+        pps = float(_exact(rate_bps, "bit rate") / (8 * packet_size))
+        sched = poisson(
+            rate_pps=pps,
+            duration_us=duration_us,
+            seed=child_seed(seed, 1),
+            packet_size=packet_size,
+            start_us=start_us,
+            dest=chooser,
+        )
+    else:
+        raise TrafficError(f"arrivals {arrivals!r} is not 'constant' or 'poisson'")
+    return sched
