@@ -1,0 +1,41 @@
+"""Every STF packet test under tests/p4 passes on intbed's engine.
+
+A test NAME.stf runs against tests/p4/NAME.p4, or else p4src/NAME.p4, or
+else the p4src program whose name is the longest prefix of NAME (so
+``int_label_base_a.stf`` tests ``p4src/int_label.p4``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dataplane.compiler import compile_file
+from dataplane.stf import run_stf
+
+HERE = Path(__file__).resolve().parent
+P4SRC = HERE.parents[1] / "p4src"
+
+
+def program_for(stf: Path) -> Path:
+    local = stf.with_suffix(".p4")
+    if local.exists():
+        return local
+    candidates = [p for p in P4SRC.glob("*.p4") if stf.stem.startswith(p.stem)]
+    if not candidates:
+        raise FileNotFoundError(f"no program for {stf.name}")
+    return max(candidates, key=lambda p: len(p.stem))
+
+
+STF_FILES = sorted(HERE.glob("*.stf"))
+
+
+def test_there_are_stf_tests() -> None:
+    assert len(STF_FILES) >= 10
+
+
+@pytest.mark.parametrize("stf", STF_FILES, ids=lambda p: p.stem)
+def test_stf(stf: Path) -> None:
+    result = run_stf(compile_file(program_for(stf)), stf)
+    assert result.passed, result.diff
