@@ -12,6 +12,8 @@
 #include <v1model.p4>
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<8>  IP_PROTO_TCP = 6;
+const bit<8>  IP_PROTO_UDP = 17;
 
 header ethernet_t {
     bit<48> dstAddr;
@@ -36,14 +38,23 @@ header ipv4_t {
     bit<32> dstAddr;
 }
 
+/// The first four bytes of TCP and UDP: the ports ECMP hashes on.
+header l4_ports_t {
+    bit<16> srcPort;
+    bit<16> dstPort;
+}
+
 struct headers_t {
     ethernet_t ethernet;
     ipv4_t     ipv4;
+    l4_ports_t l4;
 }
 
-/// Per-packet scratch state; next-hop selection state (e.g. an ECMP
-/// group and hash) belongs here.
+/// Per-packet scratch state: the ECMP group chosen by ipv4_lpm and the
+/// member selected by the 5-tuple hash.
 struct metadata_t {
+    bit<16> ecmp_group;
+    bit<16> ecmp_select;
 }
 
 parser MyParser(packet_in packet,
@@ -60,6 +71,17 @@ parser MyParser(packet_in packet,
 
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
+        // Only unfragmented (first) TCP/UDP packets carry ports; options
+        // (ihl > 5) are left to the payload, so their ports are not read.
+        transition select(hdr.ipv4.ihl, hdr.ipv4.fragOffset, hdr.ipv4.protocol) {
+            (5, 0, IP_PROTO_TCP): parse_l4;
+            (5, 0, IP_PROTO_UDP): parse_l4;
+            default: accept;
+        }
+    }
+
+    state parse_l4 {
+        packet.extract(hdr.l4);
         transition accept;
     }
 }
@@ -102,15 +124,39 @@ control MyIngress(inout headers_t hdr,
         hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
     }
 
+    /// Several equal-cost next hops: pick one of `count` members of
+    /// `group` by a CRC-16 of the 5-tuple, so a flow keeps its path.
+    action set_ecmp(bit<16> group, bit<16> count) {
+        meta.ecmp_group = group;
+        hash(meta.ecmp_select, HashAlgorithm.crc16, (bit<16>) 0,
+             { hdr.ipv4.srcAddr, hdr.ipv4.dstAddr, hdr.ipv4.protocol,
+               hdr.l4.srcPort, hdr.l4.dstPort },
+             count);
+    }
+
     table ipv4_lpm {
         key = {
             hdr.ipv4.dstAddr: lpm;
         }
         actions = {
             ipv4_forward;
+            set_ecmp;
             drop;
         }
         size = 1024;
+        default_action = drop();
+    }
+
+    table ecmp_nhop {
+        key = {
+            meta.ecmp_group: exact;
+            meta.ecmp_select: exact;
+        }
+        actions = {
+            ipv4_forward;
+            drop;
+        }
+        size = 4096;
         default_action = drop();
     }
 
@@ -121,7 +167,9 @@ control MyIngress(inout headers_t hdr,
             if (hdr.ipv4.ttl <= 1) {
                 drop();
             } else {
-                ipv4_lpm.apply();
+                switch (ipv4_lpm.apply().action_run) {
+                    set_ecmp: { ecmp_nhop.apply(); }
+                }
             }
         } else {
             drop();
@@ -159,6 +207,7 @@ control MyDeparser(packet_out packet, in headers_t hdr) {
     apply {
         packet.emit(hdr.ethernet);
         packet.emit(hdr.ipv4);
+        packet.emit(hdr.l4);
     }
 }
 

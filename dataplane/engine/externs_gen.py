@@ -642,8 +642,32 @@ class ExternMixin:
     def field_list(self: CodeGen, e: ast.Expr) -> str:
         """Code for a tuple of (value, width) pairs built from a data
         argument; fields of invalid headers are left out, as BMv2 does."""
+        if isinstance(e, ast.ListExpr):
+            out = []
+            for x in e.elems:
+                v = self.ev(x)
+                items = self._flist(v.type, self.flat(v), None)
+                valid = self._header_valid(x)
+                if valid is not None and not isinstance(strip(v.type), HeaderT):
+                    items = [f"*(({''.join(items)}) if {valid} else ()), "]
+                out += items
+            return "(" + "".join(out) + ")"
         v = self.ev(e)
         return "(" + "".join(self._flist(v.type, self.flat(v), None)) + ")"
+
+    def _header_valid(self: CodeGen, e: ast.Expr) -> str | None:
+        """Validity bit of the header a field expression reads, if any: BMv2
+        leaves fields of invalid headers out of hash and checksum input."""
+        while isinstance(e, ast.Member | ast.Slice):
+            inner = e.expr
+            try:
+                v = self.ev(inner)
+            except Exception:  # noqa: BLE001 - not a value: no header to check
+                return None
+            if isinstance(strip(v.type), HeaderT) and v.base is not None:
+                return slot(v.base)
+            e = inner
+        return None
 
     def _flist(self: CodeGen, t: Type, parts: list[str], valid: str | None) -> list[str]:
         t = strip(t)
