@@ -178,6 +178,9 @@ class ExternMixin:
 
         with self.function(f"{name}(s)", FuncCtx("action", prefix=sym.prefix), scope):
             self.stmts(sym.decl.body.stmts)
+        # p4c's P4Info lists every action the program uses, called directly
+        # or through a table.
+        self.register_action_info(sym)
         return name, psyms
 
     def call_action(self: CodeGen, sym: ActionSym, args: list[ast.Arg], node: ast.Node) -> Val:
@@ -1135,6 +1138,8 @@ def _text(e: ast.Expr) -> str:
     if isinstance(e, ast.Slice):
         return f"{_text(e.expr)}[{_text(e.hi)}:{_text(e.lo)}]"
     if isinstance(e, ast.Call):
+        if isinstance(e.func, ast.Member) and e.func.name == "isValid" and not e.args:
+            return f"{_text(e.func.expr)}.$valid$"  # p4c's name for a validity key
         return f"{_text(e.func)}()"
     if isinstance(e, ast.IntLit):
         if e.width is not None:
