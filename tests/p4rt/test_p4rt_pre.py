@@ -1,0 +1,127 @@
+"""Clone sessions and multicast groups through PacketReplicationEngineEntry.
+
+The programs and expected outputs are those of tests/p4/clone.p4 and
+tests/p4/multicast.p4 (see their STF files for how BMv2 behaves); here the
+sessions and groups are written over P4Runtime instead of the STF commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.p4rt import P4RuntimeError
+
+P4_DIR = Path(__file__).resolve().parents[1] / "p4"
+
+
+def hexbytes(text: str) -> bytes:
+    return bytes.fromhex(text.replace(" ", ""))
+
+
+def code_of(call, *args, **kwargs) -> str:
+    with pytest.raises(P4RuntimeError) as info:
+        call(*args, **kwargs)
+    return info.value.code
+
+
+# --------------------------------------------------------------------------- clone sessions
+
+
+def test_clone_sessions_feed_i2e_and_e2e_clones(make):
+    rig = make(P4_DIR / "clone.p4")
+    with rig.client.batch():
+        rig.client.write_clone_session(5, [2])
+        rig.client.write_clone_session(6, [3])
+    i2e = hexbytes("000000000002 000000000001 1111 cafef00d")
+    # the I2E copy is queued before the original: compare port by port
+    assert sorted(rig.switch.process(0, i2e)) == [
+        (1, hexbytes("00 00 00 01 0012 000000000002 aaaaaaaaaaaa 1111 cafef00d")),
+        (2, hexbytes("01 00 00 02 0012 000000000002 000000000001 1111 cafef00d")),
+    ]
+    e2e = hexbytes("000000000002 000000000001 3333 cafef00d")
+    assert sorted(rig.switch.process(0, e2e)) == [
+        (1, hexbytes("00 00 3c 01 0012 000000000002 bbbbbbbbbbbb 3333 cafef00d")),
+        (3, hexbytes("02 00 00 03 0012 000000000002 bbbbbbbbbbbb 3333 cafef00d")),
+    ]
+    assert rig.client.read_clone_sessions() == {5: [(2, 0)], 6: [(3, 0)]}
+
+
+def test_clone_session_modify_delete_and_errors(make):
+    rig = make(P4_DIR / "clone.p4")
+    c = rig.client
+    c.write_clone_session(5, [2])
+    assert code_of(c.write_clone_session, 5, [4]) == "ALREADY_EXISTS"
+    c.write_clone_session(5, [4], update="modify")
+    packet = hexbytes("000000000002 000000000001 1111 cafef00d")
+    assert sorted(port for port, _ in rig.switch.process(0, packet)) == [1, 4]
+    c.delete_clone_session(5)
+    assert [port for port, _ in rig.switch.process(0, packet)] == [1]
+    assert rig.switch.mirror == {}
+    assert code_of(c.delete_clone_session, 5) == "NOT_FOUND"
+    assert code_of(c.write_clone_session, 7, [1], update="modify") == "NOT_FOUND"
+    assert code_of(c.write_clone_session, 0, [1]) == "INVALID_ARGUMENT"
+    assert code_of(c.write_clone_session, 32768, [1]) == "INVALID_ARGUMENT"
+    assert code_of(c.write_clone_session, 8, [1, 1]) == "INVALID_ARGUMENT"
+    assert c.read_clone_sessions() == {}
+
+
+def test_clone_session_without_replicas_copies_nothing(make):
+    rig = make(P4_DIR / "clone.p4")
+    rig.client.write_clone_session(5, [])
+    packet = hexbytes("000000000002 000000000001 1111 cafef00d")
+    assert [port for port, _ in rig.switch.process(0, packet)] == [1]
+    assert rig.client.read_clone_sessions() == {5: []}
+
+
+# --------------------------------------------------------------------------- multicast
+
+
+def test_multicast_group_replicates_by_rid_then_port(make):
+    rig = make(P4_DIR / "multicast.p4")
+    rig.client.write_multicast_group(1, [(2, 20), (2, 10), (1, 10)])
+    packet = hexbytes("000000000001 00000000000f 0800 0102")
+    # PI builds one node per rid (ascending), ports ascending within a node.
+    assert rig.switch.process(0, packet) == [
+        (1, hexbytes("000a 05 01 0001 000000000001 00000000000f 0800 0102")),
+        (2, hexbytes("000a 05 02 0001 000000000001 00000000000f 0800 0102")),
+        (2, hexbytes("0014 05 02 0001 000000000001 00000000000f 0800 0102")),
+    ]
+    assert rig.client.read_multicast_groups() == {1: [(1, 10), (2, 10), (2, 20)]}
+
+
+def test_multicast_group_modify_delete_reuse(make):
+    rig = make(P4_DIR / "multicast.p4")
+    c = rig.client
+    c.write_multicast_group(1, [3, 4])
+    c.write_multicast_group(2, [(5, 7)])
+    packet = hexbytes("000000000001 00000000000f 0800 0102")
+    assert [port for port, _ in rig.switch.process(0, packet)] == [3, 4]
+    c.write_multicast_group(1, [(6, 1)], update="modify")
+    out = rig.switch.process(0, packet)
+    assert out == [(6, hexbytes("0001 05 06 0001 000000000001 00000000000f 0800 0102"))]
+    c.delete_multicast_group(1)
+    assert rig.switch.process(0, packet) == []
+    assert c.read_multicast_groups() == {2: [(5, 7)]}
+    c.write_multicast_group(1, [9])
+    assert [port for port, _ in rig.switch.process(0, packet)] == [9]
+    # freed replication nodes are reused, not leaked
+    assert len(rig.switch.mc_nodes) == 2
+
+
+def test_multicast_group_errors_change_nothing(make):
+    rig = make(P4_DIR / "multicast.p4")
+    c = rig.client
+    c.write_multicast_group(1, [1, 2])
+    assert code_of(c.write_multicast_group, 1, [3]) == "ALREADY_EXISTS"
+    assert code_of(c.write_multicast_group, 2, [3], update="modify") == "NOT_FOUND"
+    assert code_of(c.delete_multicast_group, 2) == "NOT_FOUND"
+    assert code_of(c.write_multicast_group, 0, [3]) == "INVALID_ARGUMENT"
+    assert code_of(c.write_multicast_group, 1 << 16, [3]) == "OUT_OF_RANGE"
+    assert code_of(c.write_multicast_group, 1, [(3, 1), (3, 1)], update="modify") == (
+        "INVALID_ARGUMENT"
+    )
+    assert c.read_multicast_groups() == {1: [(1, 0), (2, 0)]}
+    packet = hexbytes("000000000001 00000000000f 0800 0102")
+    assert [port for port, _ in rig.switch.process(0, packet)] == [1, 2]
