@@ -11,6 +11,9 @@ import click
 from dataplane.errors import IntbedError
 from intbed.commands.bench import bench
 from intbed.commands.p4 import p4
+from intbed.commands.run import list_experiments, run
+from intbed.commands.sim import sim
+from intbed.commands.topo import topo
 
 # Shell convention for a process ended by SIGINT: 128 + 2.
 EXIT_INTERRUPTED = 130
@@ -37,6 +40,10 @@ def cli() -> None:
 
 cli.add_command(p4)
 cli.add_command(bench)
+cli.add_command(topo)
+cli.add_command(sim)
+cli.add_command(run)
+cli.add_command(list_experiments)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

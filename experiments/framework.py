@@ -1,0 +1,314 @@
+"""Experiments: declared parameters, a run lifecycle and the results layout.
+
+An experiment is one paper figure. It declares its parameters (with the
+paper's defaults and a reduced ``--quick`` value), computes rows of metrics
+(usually a sweep of independent points, run in a process pool with
+``--jobs``), draws its figure, and states the paper's headline numbers
+beside ours. ``run_experiment`` writes, under ``results/<name>/<run-id>/``:
+``config.json`` (first, so a crashed run still says what it was),
+``metrics.csv``, ``figure.png`` and ``.svg``, ``summary.md`` and
+``summary.json``. An existing run directory is never overwritten without
+``force``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dataplane.errors import IntbedError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS_DIR = Path("results")
+
+
+class ExperimentError(IntbedError):
+    """Bad experiment name, parameter or output directory."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One knob. ``quick`` is its value under ``--quick`` (None: same as
+    ``default``); ``check`` returns an error message or None."""
+
+    name: str
+    default: Any
+    help: str
+    quick: Any = None
+    check: Callable[[Any, dict[str, Any]], str | None] | None = None
+
+    def convert(self, text: str) -> Any:
+        kind = type(self.default)
+        try:
+            if kind is bool:
+                if text.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if text.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError(text)
+            if kind in (list, tuple):
+                inner = type(self.default[0]) if self.default else float
+                return [inner(x) for x in text.split(",") if x]
+            return kind(text)
+        except ValueError:
+            raise ExperimentError(f"parameter {self.name}: cannot read {text!r} as "
+                                  f"{kind.__name__}") from None
+
+
+@dataclass
+class Headline:
+    """A number the paper states, beside ours (``summary.json`` record)."""
+
+    name: str
+    ours: float | None
+    paper: float | None
+    unit: str = ""
+    note: str = ""
+
+    def record(self) -> dict[str, Any]:
+        return {"name": self.name, "ours": self.ours, "paper": self.paper, "unit": self.unit}
+
+
+@dataclass
+class Result:
+    rows: list[dict[str, Any]]
+    headlines: list[Headline] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    """What an experiment's ``compute`` gets: parameters, seed, and a
+    ``map`` that runs independent points in parallel with progress."""
+
+    params: dict[str, Any]
+    seed: int
+    quick: bool
+    jobs: int
+    out_dir: Path
+    progress: Callable[[str, int, int], None]
+
+    def map(self, fn: Callable[[Any], Any], points: Sequence[Any], label: str = "points"
+            ) -> list[Any]:
+        """``[fn(p) for p in points]``, in a process pool when jobs > 1; the
+        order of results is the order of points whatever the pool does."""
+        total = len(points)
+        self.progress(label, 0, total)
+        if self.jobs <= 1 or total <= 1:
+            out = []
+            for i, p in enumerate(points):
+                out.append(fn(p))
+                self.progress(label, i + 1, total)
+            return out
+        results: list[Any] = [None] * total
+        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+            futures = {pool.submit(fn, p): i for i, p in enumerate(points)}
+            done = 0
+            from concurrent.futures import as_completed
+
+            for fut in as_completed(futures):
+                results[futures[fut]] = fut.result()
+                done += 1
+                self.progress(label, done, total)
+        return results
+
+
+@dataclass
+class Experiment:
+    """A reproducible paper figure."""
+
+    name: str
+    title: str
+    paper: str
+    params: list[Param]
+    compute: Callable[[Context], Result]
+    plot: Callable[[Result, dict[str, Any], Any], None]
+    description: str = ""
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise ExperimentError(f"{self.name} has no parameter '{name}' (parameters: {known})")
+
+    def resolve(self, overrides: dict[str, Any], quick: bool) -> dict[str, Any]:
+        values = {}
+        for p in self.params:
+            values[p.name] = p.quick if quick and p.quick is not None else p.default
+        for key, value in overrides.items():
+            p = self.param(key)
+            values[key] = p.convert(value) if isinstance(value, str) else value
+        for p in self.params:
+            if p.check is not None:
+                msg = p.check(values[p.name], values)
+                if msg:
+                    raise ExperimentError(f"{self.name}: parameter {p.name}={values[p.name]!r}: "
+                                          f"{msg}")
+        return values
+
+
+REGISTRY: dict[str, Experiment] = {}
+
+
+def register(exp: Experiment) -> Experiment:
+    REGISTRY[exp.name] = exp
+    return exp
+
+
+def load_all() -> dict[str, Experiment]:
+    """Import every experiment module (they register themselves)."""
+    import experiments.intlabel.figures  # noqa: F401
+
+    return REGISTRY
+
+
+def get(name: str) -> Experiment:
+    exps = load_all()
+    if name not in exps:
+        raise ExperimentError(f"unknown experiment '{name}': run 'intbed list' to see them "
+                              f"({', '.join(sorted(exps))})")
+    return exps[name]
+
+
+# ------------------------------------------------------------------ running
+
+
+def versions() -> dict[str, Any]:
+    out: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
+    try:
+        from importlib.metadata import version
+
+        out["intbed"] = version("intbed")
+    except Exception:  # noqa: BLE001 - not installed: running from a checkout
+        out["intbed"] = "checkout"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT,
+                                capture_output=True, text=True, timeout=5)
+        if commit.returncode == 0:
+            out["commit"] = commit.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+def prepare_dir(path: Path, force: bool) -> Path:
+    """Create the run directory, refusing to clobber an earlier run."""
+    if path.exists() and any(path.iterdir()) and not force:
+        raise ExperimentError(f"{path}: results already exist; use --force to overwrite them "
+                              "or --out to choose another directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise ExperimentError(f"{path}: cannot write results here ({exc.strerror}); "
+                              "choose another directory with --out") from None
+    return path
+
+
+def write_csv(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    rows = list(rows)
+    columns: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in columns:
+                columns.append(key)
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _fmt(v) for k, v in row.items()})
+
+
+def _fmt(v: Any) -> Any:
+    if isinstance(v, float):
+        return repr(round(v, 9))
+    return v
+
+
+def summary_markdown(exp: Experiment, params: dict[str, Any], seed: int, quick: bool,
+                     result: Result, wall_s: float) -> str:
+    lines = [f"# {exp.name}: {exp.title}", "", f"Paper: {exp.paper}", ""]
+    if exp.description:
+        lines += [exp.description, ""]
+    lines += [f"Seed {seed}{', quick run' if quick else ''}; {wall_s:.1f} s wall.", "",
+              "| figure | ours | paper | unit |", "| --- | --- | --- | --- |"]
+    for h in result.headlines:
+        lines.append(f"| {h.name} | {_num(h.ours)} | {_num(h.paper)} | {h.unit} |")
+    notes = [h for h in result.headlines if h.note]
+    if notes or result.notes:
+        lines += ["", "## Notes", ""]
+        lines += [f"- {h.name}: {h.note}" for h in notes]
+        lines += [f"- {n}" for n in result.notes]
+    lines += ["", "## Parameters", ""]
+    lines += [f"- {k} = {v!r}" for k, v in params.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: int = 0,
+                   quick: bool = False, out: Path | None = None, jobs: int = 1,
+                   force: bool = False, target: str = "sim",
+                   progress: Callable[[str, int, int], None] | None = None) -> Path:
+    exp = get(name)
+    params = exp.resolve(overrides or {}, quick)
+    if target != "sim":
+        raise ExperimentError(f"{name}: target '{target}' is not available for this "
+                              "experiment yet (use --target sim)")
+    run_id = f"seed{seed}{'-quick' if quick else ''}"
+    out_dir = prepare_dir(Path(out) if out is not None else RESULTS_DIR / name / run_id, force)
+    config = {"experiment": name, "title": exp.title, "paper": exp.paper, "params": params,
+              "seed": seed, "quick": quick, "jobs": jobs, "target": target,
+              "versions": versions(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "argv": sys.argv}
+    (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
+    ctx = Context(params, seed, quick, max(1, jobs), out_dir,
+                  progress or (lambda label, done, total: None))
+    t0 = time.perf_counter()
+    result = exp.compute(ctx)
+    wall = time.perf_counter() - t0
+    write_csv(out_dir / "metrics.csv", result.rows)
+    _plot(exp, result, params, out_dir)
+    (out_dir / "summary.md").write_text(summary_markdown(exp, params, seed, quick, result, wall))
+    summary = {"experiment": name, "seed": seed, "quick": quick,
+               "headlines": [h.record() for h in result.headlines]}
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return out_dir
+
+
+def _plot(exp: Experiment, result: Result, params: dict[str, Any], out_dir: Path) -> None:
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "intbed"  # reproducible SVG ids
+    fig = plt.figure(figsize=(6.4, 4.2))
+    try:
+        exp.plot(result, params, fig)
+        fig.tight_layout()
+        fig.savefig(out_dir / "figure.png", dpi=130)
+        fig.savefig(out_dir / "figure.svg", metadata={"Date": None})
+    finally:
+        plt.close(fig)
