@@ -31,6 +31,32 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
         _print_table(report)
 
 
+@bench.command("sim")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--seconds", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Simulated seconds of the fabric benchmark.")
+@click.option("--k", type=click.IntRange(min=2), default=8, show_default=True,
+              help="Fat-tree arity of the scale benchmark.")
+def sim_bench(as_json: bool, seconds: float, k: int) -> None:
+    """Simulated seconds per wall second, and a fat-tree's time and memory."""
+    from benchmarks.sim import run_sim_benchmarks
+
+    report = run_sim_benchmarks(seconds, k)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    from rich.console import Console
+
+    f, t = report["fabric"], report["fat_tree"]
+    console = Console()
+    console.print(f"intlabel-fabric, l3_forward, 2 x 5 Mb/s of 1 kB packets: "
+                  f"{f['simulated_s']} simulated s in {f['wall_s']} s wall = "
+                  f"{f['realtime_factor']}x real time; {f['packet_hops_per_s']:,} packet-hops/s")
+    console.print(f"{t['topology']} ({t['switches']} switches, {t['hosts']} hosts), 100 pps per "
+                  f"host for {t['simulated_s']} simulated s: {t['wall_s']} s wall "
+                  f"({t['wall_s_with_build']} s with building), peak RSS {t['peak_rss_mb']} MB")
+
+
 def _print_table(report: dict[str, Any]) -> None:
     from rich import box
     from rich.console import Console

@@ -1,0 +1,1 @@
+"""Small applications that run on any target: ping and friends."""
