@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,12 +114,8 @@ class Context:
         results: list[Any] = [None] * total
         with ProcessPoolExecutor(max_workers=self.jobs) as pool:
             futures = {pool.submit(fn, p): i for i, p in enumerate(points)}
-            done = 0
-            from concurrent.futures import as_completed
-
-            for fut in as_completed(futures):
+            for done, fut in enumerate(as_completed(futures), 1):
                 results[futures[fut]] = fut.result()
-                done += 1
                 self.progress(label, done, total)
         return results
 
