@@ -22,6 +22,12 @@ from dataplane.sim.seeds import derive_seed, stream
 from topologies.model import Topology
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# Switch port wired to the telemetry collector (out of band: reports never
+# share a link with user traffic), and the port the P4Runtime CPU uses.
+COLLECTOR_PORT = 500
+CPU_PORT = 510
+COLLECTOR_MAC = "00:00:00:ff:ff:fe"
+COLLECTOR_IP = "10.255.255.254"
 P4SRC = REPO_ROOT / "p4src"
 
 
@@ -56,6 +62,7 @@ class SimNetwork:
     services: dict[str, Any] = field(default_factory=dict)
     clients: dict[str, Any] = field(default_factory=dict)
     started: bool = False
+    collector: SimHost | None = None
 
     def __post_init__(self) -> None:
         self.topo.validate()
@@ -99,6 +106,22 @@ class SimNetwork:
                                                 rate_pps=sspec.port_queue_rate_pps(sport))
                 else:
                     self.hosts[src].nic = HostNic(sim, wire)
+
+    def attach_collector(self, *, bandwidth_mbps: float = 10_000.0, delay_us: float = 100.0,
+                         delays_us: Mapping[str, float] | None = None) -> SimHost:
+        """A collector host wired to port ``COLLECTOR_PORT`` of every switch
+        (the report path; ``delays_us`` sets it per switch)."""
+        if getattr(self, "collector", None) is not None:
+            return self.collector
+        host = SimHost(self.sim, "collector", COLLECTOR_MAC, COLLECTOR_IP)
+        for name, sw in self.switches.items():
+            d = (delays_us or {}).get(name, delay_us)
+            wire = Wire(self.sim, host, 0, bandwidth_bps=round(bandwidth_mbps * 1_000_000),
+                        delay_ns=round(d * NS_PER_US), loss=0.0,
+                        rng=stream(self.seed, "collector", name))
+            sw.add_port(COLLECTOR_PORT, wire, depth=1024)
+        self.collector = host
+        return host
 
     def node(self, name: str) -> SimSwitch | SimHost:
         return self.switches.get(name) or self.hosts[name]
