@@ -89,8 +89,9 @@ def compute_routes(topo: Topology) -> dict[str, list[Route]]:
         for host, port in hosts:
             routes[access].append(Route(topo.hosts[host].ip, HOST_PREFIX_LEN,
                                         [(port, topo.hosts[host].mac)]))
+    order = {h.ip: ip_to_int(h.ip) for h in topo.hosts.values()}
     for table in routes.values():
-        table.sort(key=lambda route: (ip_to_int(route.prefix), route.prefix_len))
+        table.sort(key=lambda route: (order[route.prefix], route.prefix_len))
     return routes
 
 

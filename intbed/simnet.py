@@ -142,12 +142,13 @@ class SimNetwork:
         self.started = True
 
     def install_routes(self) -> None:
-        from controller.routing import install_routes
+        from controller.routing import compute_routes, install_routes
 
         if not self.started:
             self.start()
+        routes = compute_routes(self.topo)
         for name in self.switches:
-            install_routes(self.clients[name], self.topo, name)
+            install_routes(self.clients[name], self.topo, name, routes)
 
     def run(self, seconds: float | None = None,
             progress: Callable[[float], None] | None = None) -> None:
