@@ -21,6 +21,7 @@ from __future__ import annotations
 import ipaddress
 import struct
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from traffic.errors import TrafficError
@@ -208,6 +209,15 @@ def _fold(total: int) -> int:
     return total
 
 
+@lru_cache(maxsize=256)
+def _prototype(proto: str, payload_size: int, dscp: int, ttl: int, udp_checksum: bool) -> bytes:
+    """A Scapy-built frame of one packet shape; flows differ only in fields
+    ``PacketFactory`` patches (addresses, ports, id, payload seq, checksums)."""
+    flow = FlowSpec("00:00:00:00:00:01", "00:00:00:00:00:02", "10.0.0.1", "10.0.0.2", proto,
+                    0, 0, payload_size, dscp=dscp, ttl=ttl, udp_checksum=udp_checksum)
+    return bytes(scapy_packet(flow, 0, 0, 0))
+
+
 class PacketFactory:
     """Bytes of the packets of one flow, patched from a Scapy-built template."""
 
@@ -229,7 +239,14 @@ class PacketFactory:
     def __init__(self, flow: FlowSpec) -> None:
         self.flow = flow
         self.key = flow.key
-        template = bytearray(bytes(scapy_packet(flow, 0, 0, 0)))
+        template = bytearray(_prototype(flow.proto, flow.payload_size, flow.dscp, flow.ttl,
+                                        flow.udp_checksum))
+        # Scapy builds one frame per packet shape; addresses are written here
+        # (checksums are recomputed below from the patched bytes).
+        template[0:6] = bytes.fromhex(flow.dst_mac.replace(":", ""))
+        template[6:12] = bytes.fromhex(flow.src_mac.replace(":", ""))
+        template[ETH_LEN + 12 : ETH_LEN + 16] = ipaddress.IPv4Address(flow.src_ip).packed
+        template[ETH_LEN + 16 : ETH_LEN + 20] = ipaddress.IPv4Address(flow.dst_ip).packed
         self.frame_size = len(template)
         l4 = ETH_LEN + IPV4_LEN
         tcp = flow.proto == "tcp"
