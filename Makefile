@@ -32,6 +32,10 @@ lint:
 
 bench:
 	$(BIN)/intbed bench engine
+	$(BIN)/intbed bench sim
 
+# The main job: one paper figure on the sim target (results/EXP/...).
+EXP ?= intlabel-fig21
+ARGS ?=
 run-experiment:
-	@echo "no experiments yet"
+	$(BIN)/intbed run $(EXP) $(ARGS)
