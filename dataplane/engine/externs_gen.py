@@ -786,6 +786,8 @@ class ExternMixin:
         if name == "hash":
             lv = self.lval(args[0])
             algo = self.algo_name(args[1])
+            if algo == "random":
+                raise self.unsupported(args[1], "HashAlgorithm.random (BMv2 refuses to load it)")
             base = self.ev(args[2])
             data = self.field_list(args[3])
             mx = self.ev(args[4])
@@ -842,7 +844,10 @@ class ExternMixin:
             self.w(f"s[5] = min(s[5] - 1, {n.code}) + 1 if s[5] else {n.code} + 1")
             return void
         if name == "digest":
-            data = self.ev(args[1])
+            data_t = self.resolve_type(e.type_args[0]) if e.type_args else None
+            data = self.ev(args[1], data_t)
+            if data_t is not None:
+                data = self.coerce(data, data_t, args[1])
             dt = strip(data.type)
             dname = dt.name if isinstance(dt, StructLikeT) else f"digest_{len(self.digests)}"
             if dname not in self.digests:

@@ -6,6 +6,8 @@ on the per-packet path: keep it small and allocation-free.
 
 from __future__ import annotations
 
+from dataplane.errors import IntbedError
+
 
 class ExitPipeline(Exception):  # noqa: N818 - it is a control-flow signal, not an error
     """``exit``: leave every block currently executing."""
@@ -21,8 +23,16 @@ class ParserReject(Exception):  # noqa: N818 - control-flow signal
         self.code = code
 
 
-class AssertionFailed(Exception):  # noqa: N818
-    """v1model ``assert``/``assume`` failed: BMv2 stops the switch."""
+class AssertionFailed(IntbedError):  # noqa: N818
+    """v1model ``assert``/``assume`` failed: BMv2 stops the switch, so this
+    ends the run with the location of the failed check."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__("assert/assume failed in the data plane")
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"{self.where}: error: {self.message}"
 
 
 def sat_add(a: int, b: int, lo: int, hi: int) -> int:

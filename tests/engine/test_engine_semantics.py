@@ -94,3 +94,26 @@ def test_generated_code_is_deterministic(tmp_path: Path) -> None:
     a = compile_program(parse_file(src), src).python_source
     b = compile_program(parse_file(src), src).python_source
     assert a == b
+
+
+def test_digest_with_typed_list_and_assert(tmp_path: Path) -> None:
+    from dataplane.engine.support import AssertionFailed
+
+    body = """apply { digest<M>(1, {hdr.h.b}); assert(hdr.h.a != 9); }"""
+    sw_out = run(tmp_path, body, bytes([1, 2, 0, 3]))
+    assert sw_out == [(0, bytes([1, 2, 0, 3]))]
+    src = tmp_path / "prog.p4"
+    sw = Switch(compile_file(src))
+    sw.process(0, bytes([1, 7, 0, 3]))
+    assert [(d.name, d.values) for d in sw.digests] == [("M", (7,))]
+    with pytest.raises(AssertionFailed) as info:
+        sw.process(0, bytes([9, 7, 0, 3]))
+    assert str(info.value).startswith(f"{src}:")
+
+
+def test_hash_random_is_refused_at_compile_time(tmp_path: Path) -> None:
+    from dataplane.errors import P4UnsupportedError
+
+    body = """apply { hash(hdr.h.c, HashAlgorithm.random, 16w0, {hdr.h.a}, 16w8); }"""
+    with pytest.raises(P4UnsupportedError, match="random"):
+        run(tmp_path, body, bytes(4))
