@@ -1,0 +1,134 @@
+"""HULA's probe flooding on ``p4src/hula.p4``: which ports a probe goes on to.
+
+Katta et al., "HULA" (SOSR 2016), section 3.2: each ToR sends its probe up
+to all aggregation switches; an aggregation switch copies a probe from a ToR
+to the other ToRs of its pod and to all core switches; a core copies it
+down to the aggregation switches of every other pod (never back where it
+came from); an aggregation switch copies a probe from a core down to its
+ToRs; a ToR consumes probes that come down.
+
+That rule depends only on the port a probe arrives on, so each switch gets
+one multicast group per ingress port (group id = port + 1, since group 0
+means "no replication" in v1model) and a ``MyIngress.probe_replicate`` entry
+selecting it. A port without an entry drops the probe (consumption).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from topologies.model import Topology, TopologyError
+
+PROBE_TABLE = "MyIngress.probe_replicate"
+PROBE_KEY = "standard_metadata.ingress_port"
+PROBE_ACTION = "MyIngress.set_probe_group"
+PROBE_GROUP_PARAM = "grp"
+# v1model: standard_metadata.mcast_grp is bit<16> and 0 means no replication.
+MAX_GROUP = 0xFFFF
+
+TOR, AGG, CORE = "tor", "agg", "core"
+TIERS = (TOR, AGG, CORE)
+# Switch-name prefixes of the usual three-tier vocabularies.
+NAME_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("tor", TOR), ("edge", TOR), ("leaf", AGG), ("agg", AGG), ("spine", CORE), ("core", CORE),
+)
+
+PortSets = dict[str, dict[int, tuple[int, ...]]]
+
+
+class ProbeClient(Protocol):
+    def insert_table_entry(self, table: str, match: dict[str, Any], action: str,
+                           params: dict[str, int], priority: int | None = None) -> Any: ...
+
+    def write_multicast_group(self, group: int, replicas: Any, *,
+                              update: str = "insert") -> Any: ...
+
+
+def switch_tiers(topo: Topology) -> dict[str, str]:
+    """Every switch's tier: by name when every name starts with a known
+    prefix (tor/edge, leaf/agg, spine/core), else by structure: switches with
+    hosts are ToRs, switches next to a ToR aggregation, the rest core."""
+    by_name = {s: _tier_by_name(s) for s in topo.switches}
+    if all(by_name.values()):
+        return {s: t for s, t in by_name.items() if t is not None}
+    tiers: dict[str, str] = {}
+    for s in topo.switches:
+        if any(peer in topo.hosts for _, peer, _ in topo.port_peers(s)):
+            tiers[s] = TOR
+    for s in topo.switches:
+        if s not in tiers:
+            near_tor = any(tiers.get(peer) == TOR for _, peer, _ in topo.port_peers(s))
+            tiers[s] = AGG if near_tor else CORE
+    return tiers
+
+
+def _tier_by_name(name: str) -> str | None:
+    low = name.lower()
+    for prefix, tier in NAME_PREFIXES:
+        if low.startswith(prefix):
+            return tier
+    return None
+
+
+def probe_port_sets(topo: Topology, tiers: Mapping[str, str] | None = None) -> PortSets:
+    """For every switch, ingress port -> the sorted ports a probe arriving
+    there is copied to. Ports with nothing to copy to are left out."""
+    tiers = switch_tiers(topo) if tiers is None else tiers
+    out: PortSets = {}
+    for switch in topo.switches:
+        tier = tiers[switch]
+        peers = [(port, peer) for port, peer, _ in topo.port_peers(switch)]
+        sets: dict[int, tuple[int, ...]] = {}
+        if tier == TOR:
+            up = tuple(_ports_to(peers, tiers, AGG))
+            for port, peer in peers:
+                if peer in topo.hosts:
+                    sets[port] = up
+        elif tier == AGG:
+            down, up = _ports_to(peers, tiers, TOR), _ports_to(peers, tiers, CORE)
+            for port in down:
+                sets[port] = tuple(sorted([p for p in down if p != port] + up))
+            for port in up:
+                sets[port] = tuple(down)
+        elif tier == CORE:
+            down = _ports_to(peers, tiers, AGG)
+            for port in down:
+                sets[port] = tuple(p for p in down if p != port)
+        else:
+            raise TopologyError(f"switch '{switch}': unknown tier '{tier}'")
+        out[switch] = {port: ports for port, ports in sorted(sets.items()) if ports}
+    return out
+
+
+def _ports_to(peers: list[tuple[int, str]], tiers: Mapping[str, str], tier: str) -> list[int]:
+    return [port for port, peer in peers if tiers.get(peer) == tier]
+
+
+def probe_group_id(port: int) -> int:
+    """The multicast group used for probes arriving on ``port``."""
+    group = port + 1
+    if not 1 <= group <= MAX_GROUP:
+        raise TopologyError(f"port {port} has no probe group id (1..{MAX_GROUP})")
+    return group
+
+
+def tor_ids(topo: Topology, tiers: Mapping[str, str] | None = None) -> dict[str, int]:
+    """Each ToR's probe origin id: its device id."""
+    tiers = switch_tiers(topo) if tiers is None else tiers
+    return {s: topo.switches[s].device_id for s in topo.switches if tiers[s] == TOR}
+
+
+def install_probe_groups(client: ProbeClient, topo: Topology, switch: str,
+                         port_sets: PortSets | None = None) -> dict[int, tuple[int, ...]]:
+    """Write ``switch``'s probe multicast groups and ``probe_replicate``
+    entries through ``client``; return its ingress port -> ports map."""
+    if switch not in topo.switches:
+        raise TopologyError(f"unknown switch '{switch}'")
+    sets = (probe_port_sets(topo) if port_sets is None else port_sets).get(switch, {})
+    for port, ports in sets.items():
+        group = probe_group_id(port)
+        client.write_multicast_group(group, [(p, 0) for p in ports])
+        client.insert_table_entry(PROBE_TABLE, {PROBE_KEY: port}, PROBE_ACTION,
+                                  {PROBE_GROUP_PARAM: group})
+    return sets
