@@ -1,0 +1,310 @@
+"""One INT-label run on the ``sim`` target (paper section 6.1's setup).
+
+The fabric (4 spines, 4 leaves, 4 ToRs, 8 servers) runs
+``p4src/int_label.p4``; the first and last server send 1 kB packets at
+5 Mb/s each to random other servers; every switch reports to one
+collector; the Pro loop runs when enabled. Taps on every switch port give
+the ground truth the metrics compare against (``experiments.intlabel.metrics``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from controller.intlabel import (
+    Collector,
+    CollectorEndpoint,
+    IntLabelConfig,
+    MemoryAgingStore,
+    MemoryIntDatabase,
+    ProLoop,
+    configure_switch,
+)
+from dataplane.errors import IntbedError
+from dataplane.sim.seeds import derive_seed
+from experiments.intlabel.metrics import (
+    GroundTruth,
+    RunMetrics,
+    mean,
+    report_packet_id,
+    updates_by_window,
+    window_coverage,
+)
+
+
+class RunConfigError(IntbedError):
+    """A run configuration that cannot run."""
+
+
+# IntLabelConfig's fields that a RunConfig carries under the same names.
+_INTLABEL_FIELDS = ("mode", "f", "T_ms", "T1_ms", "max_hop", "pro", "k", "pro_style",
+                    "restore_factor")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Every parameter of one run.
+
+    Give ``packets`` (the total over all senders; the duration follows from
+    the rate) or ``duration_s``. ``queue_rate_pps`` and ``queue_depth`` set
+    every switch port's egress queue (BMv2's ``set_queue_rate`` and
+    ``set_queue_depth``, to induce loss); ``link_loss`` is the loss
+    probability of every switch-to-switch link, or of ``lossy_links`` (pairs
+    of node names) when given. ``report_delay_us`` is the one-way delay from
+    every switch to the collector.
+    """
+
+    topology: str = "intlabel-fabric"
+    senders: tuple[str, ...] = ("h1", "h8")
+    rate_bps: float = 5e6
+    packet_size: int = 1000
+    packets: int | None = 10_000
+    duration_s: float | None = None
+    warmup_s: float = 0.2
+    drain_s: float = 0.2
+    Ti_ms: float = 100.0
+    mode: str = "A"
+    f: str = "F1"
+    T_ms: float = 50.0
+    T1_ms: float = 0.0
+    max_hop: int = 5
+    pro: bool = False
+    k: float = 2.0
+    pro_style: str = "shift"
+    restore_factor: float = 10.0
+    queue_rate_pps: float | None = None
+    queue_depth: int | None = None
+    link_loss: float = 0.0
+    lossy_links: tuple[tuple[str, str], ...] = ()
+    report_delay_us: float = 100.0
+    arrivals: str = "constant"
+    seed: int = 0
+
+    def intlabel(self) -> IntLabelConfig:
+        return IntLabelConfig(**{name: getattr(self, name) for name in _INTLABEL_FIELDS})
+
+    def per_sender_packets(self) -> list[int]:
+        """Packets each sender sends: ``packets`` split evenly (the first
+        senders take the remainder), or the duration times the rate."""
+        n = len(self.senders)
+        if self.packets is not None:
+            base, extra = divmod(self.packets, n)
+            return [base + (1 if i < extra else 0) for i in range(n)]
+        count = math.ceil(self.duration_s * self.pps_per_sender())  # type: ignore[operator]
+        return [count] * n
+
+    def pps_per_sender(self) -> float:
+        return self.rate_bps / (8 * self.packet_size)
+
+    def traffic_duration_s(self) -> float:
+        if self.duration_s is not None and self.packets is None:
+            return self.duration_s
+        return max(self.per_sender_packets()) / self.pps_per_sender()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RunConfigError(f"unknown run parameter(s): {', '.join(unknown)}")
+        d = dict(data)
+        if "senders" in d:
+            d["senders"] = tuple(d["senders"])
+        if "lossy_links" in d:
+            d["lossy_links"] = tuple(tuple(x) for x in d["lossy_links"])
+        return cls(**d)
+
+    def validate(self) -> None:
+        def fail(message: str) -> None:
+            raise RunConfigError(message)
+
+        if not self.senders:
+            fail("a run needs at least one sender")
+        if (self.packets is None) == (self.duration_s is None):
+            fail("give exactly one of packets and duration_s")
+        if self.packets is not None and self.packets < len(self.senders):
+            fail(f"packets ({self.packets}) must be at least the number of senders")
+        if self.duration_s is not None and not self.duration_s > 0:
+            fail(f"duration_s must be positive, not {self.duration_s}")
+        if not self.rate_bps > 0:
+            fail(f"rate_bps must be positive, not {self.rate_bps}")
+        if self.packet_size < 64:
+            fail(f"packet_size must be at least 64 bytes, not {self.packet_size}")
+        if not self.Ti_ms > 0:
+            fail(f"telemetry interval Ti must be positive, not {self.Ti_ms} ms")
+        if self.warmup_s < 0 or self.drain_s < 0:
+            fail("warmup_s and drain_s must not be negative")
+        if not 0.0 <= self.link_loss <= 1.0:
+            fail(f"link_loss must be a probability in [0, 1], not {self.link_loss}")
+        if self.queue_depth is not None and self.queue_depth < 1:
+            fail(f"queue_depth must be at least 1, not {self.queue_depth}")
+        if self.queue_rate_pps is not None and not self.queue_rate_pps > 0:
+            fail(f"queue_rate_pps must be positive, not {self.queue_rate_pps}")
+        self.intlabel()  # raises IntLabelConfigError
+
+
+def _build_topology(cfg: RunConfig) -> Any:
+    from topologies.generators import build_topology
+
+    topo = build_topology(cfg.topology)
+    for name in cfg.senders:
+        if name not in topo.hosts:
+            raise RunConfigError(f"sender '{name}' is not a host of {cfg.topology}")
+    for spec in topo.switches.values():
+        if cfg.queue_depth is not None:
+            spec.queue_depth = cfg.queue_depth
+        if cfg.queue_rate_pps is not None:
+            spec.queue_rate_pps = cfg.queue_rate_pps
+    if cfg.link_loss:
+        wanted = {frozenset(pair) for pair in cfg.lossy_links}
+        for pair in wanted:
+            if not any(frozenset((ln.a, ln.b)) == pair for ln in topo.links):
+                raise RunConfigError(f"no link between {' and '.join(sorted(pair))}")
+        for link in topo.links:
+            between_switches = link.a in topo.switches and link.b in topo.switches
+            if (frozenset((link.a, link.b)) in wanted) if wanted else between_switches:
+                link.loss = cfg.link_loss
+    return topo
+
+
+def _play_traffic(net: Any, cfg: RunConfig) -> int:
+    from intbed.apps.traffic import play
+    from traffic.schedules import Schedule, flows_to_random_servers
+    from traffic.sender import Sender
+
+    hosts = list(net.topo.hosts.values())
+    pps = cfg.pps_per_sender()
+    total = 0
+    for name, count in zip(cfg.senders, cfg.per_sender_packets()):
+        duration_us = math.ceil(count * 1e6 / pps) + 1
+        sched = flows_to_random_servers(net.topo.hosts[name], hosts, cfg.rate_bps,
+                                        cfg.packet_size, duration_us,
+                                        derive_seed(cfg.seed, "traffic", name),
+                                        arrivals=cfg.arrivals)
+        if len(sched) > count:
+            sched = Schedule(sched.times_us[:count], sched.dest_index[:count],
+                             sched.seqs[:count], sched.sizes[:count], sched.dests)
+        total += len(sched)
+        play(net.sim, net.hosts[name], Sender(sched))
+    return total
+
+
+def run_intlabel(cfg: RunConfig) -> RunMetrics:
+    """Build, configure, run and measure one INT-label run."""
+    from dataplane.compiler import compile_file
+    from intbed.simnet import (
+        COLLECTOR_IP,
+        COLLECTOR_MAC,
+        COLLECTOR_PORT,
+        SimNetwork,
+        program_path,
+    )
+
+    cfg.validate()
+    t_build = time.perf_counter()
+    ic = cfg.intlabel()
+    topo = _build_topology(cfg)
+    net = SimNetwork(topo, compile_file(program_path("int_label")), seed=cfg.seed)
+    net.start()
+    net.install_routes()
+    collector_host = net.attach_collector(delay_us=cfg.report_delay_us)
+    endpoint = CollectorEndpoint(COLLECTOR_MAC, COLLECTOR_IP, COLLECTOR_PORT)
+    ids: dict[str, int] = {}
+    for name in net.switches:
+        ids[name] = configure_switch(net.clients[name], topo, name, ic, endpoint).switch_id
+    names = {sid: name for name, sid in ids.items()}
+
+    clock = net.sim
+    db = MemoryIntDatabase()
+    collector = Collector(db, clock, udp_port=ic.udp_port, max_hop=ic.max_hop)
+    reported: set[bytes] = set()
+
+    def on_report(_host: Any, frame: bytes, now_ns: int) -> None:
+        report = collector.feed(frame, now_ns / 1e9)
+        if report is not None:
+            reported.add(report_packet_id(report.src_ip, report.dst_ip, report.ip_id))
+
+    collector_host.handlers.append(on_report)
+
+    window_ns = round(cfg.Ti_ms * 1e6)
+    truth = GroundTruth(window_ns, ic.max_hop, skip_ports=(COLLECTOR_PORT,))
+    for sw in net.switches.values():
+        sw.taps.append(truth.tap)
+
+    traffic_s = cfg.traffic_duration_s()
+    pro: ProLoop | None = None
+    if ic.pro:
+        pro = ProLoop(net.clients, db, MemoryAgingStore(clock), clock, T_s=ic.T_s, k=ic.k,
+                      switch_ids=ids, style=ic.pro_style, restore_factor=ic.restore_factor)
+        pro.start()
+        # Once the traffic stops every port looks starved: stop adapting.
+        clock.call_later(traffic_s, pro.stop)
+    sent = _play_traffic(net, cfg)
+    build_s = time.perf_counter() - t_build
+
+    t0 = time.perf_counter()
+    net.run(traffic_s + cfg.drain_s)
+    wall = time.perf_counter() - t0
+
+    # ------------------------------------------------------------ metrics
+    w_lo = math.ceil(round(cfg.warmup_s * 1e9) / window_ns)
+    w_hi = round(traffic_s * 1e9) // window_ns
+    arrivals = [(t, (names.get(k[0], str(k[0])), k[1]), ok) for t, k, ok in db.arrivals()]
+    measured = range(w_lo, w_hi)
+    acc = window_coverage(truth.active, updates_by_window(arrivals, window_ns,
+                                                          accepted_only=True),
+                          window_ns, measured)
+    arr = window_coverage(truth.active, updates_by_window(arrivals, window_ns,
+                                                          accepted_only=False),
+                          window_ns, measured)
+    all_windows = range(0, max(truth.active, default=-1) + 1)
+    windows = window_coverage(truth.active, updates_by_window(arrivals, window_ns,
+                                                              accepted_only=True),
+                              window_ns, all_windows)
+    windows_arrived = window_coverage(truth.active, updates_by_window(
+        arrivals, window_ns, accepted_only=False), window_ns, all_windows)
+
+    st = collector.stats
+    lost = {pid: n for pid, n in truth.labeled.items() if pid not in reported}
+    delivered = sum(h.rx_packets for h in net.hosts.values())
+    hist = list(st.items_per_report)
+    labels_per_packet = [max(0, delivered - st.reports)] + hist[1:]
+    return RunMetrics(
+        config=cfg.to_dict(),
+        windows=[(w.t_start_s, w.coverage, w.active_ports, w.updated_ports) for w in windows],
+        windows_arrived=[(w.t_start_s, w.coverage, w.active_ports, w.updated_ports)
+                         for w in windows_arrived],
+        mean_coverage=mean(w.coverage for w in acc),
+        mean_coverage_arrived=mean(w.coverage for w in arr),
+        min_coverage=min((w.coverage for w in acc), default=math.nan),
+        active_ports=len(truth.all_active()),
+        bandwidth_occupation=truth.int_bytes / truth.user_bytes if truth.user_bytes else 0.0,
+        int_bytes=truth.int_bytes,
+        traffic_bytes=truth.user_bytes,
+        reports=st.reports,
+        report_bytes=st.report_bytes,
+        labeled_packets=st.reports + len(lost),
+        labeled_lost=len(lost),
+        labeling_times=st.items + sum(lost.values()),
+        items_reported=st.items,
+        items_per_report=hist,
+        labels_per_packet=labels_per_packet,
+        packets_sent=sent,
+        packets_delivered=delivered,
+        loss_rate=1.0 - delivered / sent if sent else 0.0,
+        queue_drops=sum(net.queue_drops().values()),
+        link_losses=sum(ls.lost for ls in net.link_stats()),
+        stale_items=st.stale_items,
+        malformed_reports=st.malformed_total,
+        pro_changes=[tuple(c) for c in (pro.changes if pro else [])],  # type: ignore[misc]
+        sim_time_s=net.sim.now(),
+        events=net.sim.events_run,
+        wall_time_s=wall,
+        build_time_s=build_s,
+    )
