@@ -35,7 +35,7 @@ bench:
 	$(BIN)/intbed bench sim
 
 # The main job: one paper figure on the sim target (results/EXP/...).
-EXP ?= intlabel-fig21
+EXP ?= intlabel-fig9
 ARGS ?=
 run-experiment:
 	$(BIN)/intbed run $(EXP) $(ARGS)

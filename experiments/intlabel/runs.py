@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -77,6 +78,7 @@ class RunConfig:
     restore_factor: float = 10.0
     queue_rate_pps: float | None = None
     queue_depth: int | None = None
+    limit_ports: str = "all"
     link_loss: float = 0.0
     lossy_links: tuple[tuple[str, str], ...] = ()
     report_delay_us: float = 100.0
@@ -144,6 +146,8 @@ class RunConfig:
             fail(f"link_loss must be a probability in [0, 1], not {self.link_loss}")
         if self.queue_depth is not None and self.queue_depth < 1:
             fail(f"queue_depth must be at least 1, not {self.queue_depth}")
+        if self.limit_ports not in ("all", "hosts"):
+            fail(f"limit_ports must be 'all' or 'hosts', not {self.limit_ports!r}")
         if self.queue_rate_pps is not None and not self.queue_rate_pps > 0:
             fail(f"queue_rate_pps must be positive, not {self.queue_rate_pps}")
         self.intlabel()  # raises IntLabelConfigError
@@ -156,11 +160,23 @@ def _build_topology(cfg: RunConfig) -> Any:
     for name in cfg.senders:
         if name not in topo.hosts:
             raise RunConfigError(f"sender '{name}' is not a host of {cfg.topology}")
-    for spec in topo.switches.values():
-        if cfg.queue_depth is not None:
-            spec.queue_depth = cfg.queue_depth
-        if cfg.queue_rate_pps is not None:
-            spec.queue_rate_pps = cfg.queue_rate_pps
+    for name, spec in topo.switches.items():
+        if cfg.limit_ports == "all":
+            if cfg.queue_depth is not None:
+                spec.queue_depth = cfg.queue_depth
+            if cfg.queue_rate_pps is not None:
+                spec.queue_rate_pps = cfg.queue_rate_pps
+            continue
+        # "hosts": only the queues toward end hosts, so a drop there loses
+        # every label the packet collected on its way (the loss that hurts
+        # coverage); the other ports keep their defaults.
+        for port, peer, _ in topo.port_peers(name):
+            if peer in topo.hosts:
+                ps = spec.ports[port]
+                if cfg.queue_depth is not None:
+                    ps.queue_depth = cfg.queue_depth
+                if cfg.queue_rate_pps is not None:
+                    ps.queue_rate_pps = cfg.queue_rate_pps
     if cfg.link_loss:
         wanted = {frozenset(pair) for pair in cfg.lossy_links}
         for pair in wanted:
@@ -195,8 +211,12 @@ def _play_traffic(net: Any, cfg: RunConfig) -> int:
     return total
 
 
-def run_intlabel(cfg: RunConfig) -> RunMetrics:
-    """Build, configure, run and measure one INT-label run."""
+def run_intlabel(cfg: RunConfig,
+                 inspect: Callable[[Any, Any, RunConfig], dict[str, Any]] | None = None
+                 ) -> RunMetrics:
+    """Build, configure, run and measure one INT-label run. ``inspect(net,
+    topo, cfg)`` runs on the finished network; what it returns lands in
+    ``RunMetrics.extra``."""
     from dataplane.compiler import compile_file
     from intbed.simnet import (
         COLLECTOR_IP,
@@ -307,4 +327,5 @@ def run_intlabel(cfg: RunConfig) -> RunMetrics:
         events=net.sim.events_run,
         wall_time_s=wall,
         build_time_s=build_s,
+        extra=inspect(net, topo, cfg) if inspect is not None else {},
     )

@@ -1,0 +1,598 @@
+"""INT-label's measured figures (6-14, 17-19) on the sim target.
+
+Every point is one ``run_intlabel`` run (section 6.1's setup: the INT-label
+fabric, servers 1 and 8 sending 1 kB packets at about 5 Mb/s to random
+servers, T = 50 ms, T_i = 100 ms, f = F1), so a sweep is a list of
+``RunConfig``s run in parallel with ``--jobs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from experiments.framework import Context, Experiment, Headline, Param, Result, register
+from experiments.intlabel.runs import RunConfig, run_intlabel
+
+PAPER = "INT-label: lightweight network-wide telemetry by distributed labeling (Song, Pan et al.)"
+MODES = {"A": ("Base A", "o-"), "B": ("Base B", "s-"), "Pro": ("Pro", "^-"),
+         "Pro-shift": ("Pro (Algorithm 3 shift)", "v--")}
+
+
+# --------------------------------------------------------------- helpers
+
+
+def _run(cfg: RunConfig) -> dict[str, Any]:
+    """One point (top level so a process pool can pickle it)."""
+    m = run_intlabel(cfg)
+    out = m.summary()
+    out.update(windows=m.windows, labels_per_packet=m.labels_per_packet,
+               items_per_report=m.items_per_report, packets_delivered=m.packets_delivered,
+               reports=m.reports, active_ports=m.active_ports, queue_drops=m.queue_drops)
+    return out
+
+
+def _variant(base: RunConfig, mode: str) -> RunConfig:
+    """Base A, Base B, or Pro on Base A. Pro's aging time k*T is the
+    telemetry interval T_i: a port is starved when a whole telemetry
+    interval passes without its data (the authors' prototype ages keys
+    after 100 ms, their T_i)."""
+    if mode in ("Pro", "Pro-shift"):
+        style = "flag" if mode == "Pro" else "shift"
+        return replace(base, mode="A", pro=True, pro_style=style, k=base.Ti_ms / base.T_ms)
+    return replace(base, mode=mode, pro=False)
+
+
+def _base(ctx: Context, **kw: Any) -> RunConfig:
+    p = ctx.params
+    kw.setdefault("packets", p.get("packets", 10_000))
+    cfg = RunConfig(rate_bps=p.get("rate_mbps", 5.0) * 1e6, T_ms=p.get("T_ms", 50.0),
+                    T1_ms=p.get("T1_ms", 0.0), max_hop=p.get("max_hop", 5),
+                    Ti_ms=p.get("Ti_ms", 100.0), f=p.get("f", "F1"), seed=ctx.seed, **kw)
+    cfg.validate()
+    return cfg
+
+
+def _sweep(ctx: Context, configs: list[tuple[dict[str, Any], RunConfig]], label: str
+           ) -> list[dict[str, Any]]:
+    """Run every config; each row is its key columns plus the summary."""
+    results = ctx.map(_run, [c for _, c in configs], label)
+    rows = []
+    for (keys, _), res in zip(configs, results):
+        row = dict(keys)
+        row.update({k: v for k, v in res.items()
+                    if k not in ("windows", "labels_per_packet", "items_per_report")})
+        row["_windows"] = res["windows"]
+        row["_labels_per_packet"] = res["labels_per_packet"]
+        rows.append(row)
+    return rows
+
+
+def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if not k.startswith("_") and k != "wall_time_s"}
+            for r in rows]
+
+
+def _series(rows: list[dict[str, Any]], x: str, y: str, mode: str) -> tuple[list, list]:
+    pts = [(r[x], r[y]) for r in rows if r["mode"] == mode]
+    return [a for a, _ in pts], [b for _, b in pts]
+
+
+def _at(rows: list[dict[str, Any]], mode: str, key: str, value: Any, col: str) -> float | None:
+    for r in rows:
+        if r["mode"] == mode and abs(r[key] - value) < 1e-9:
+            return r[col]
+    return None
+
+
+def _plot_lines(ax: Any, rows: list[dict[str, Any]], x: str, y: str, modes: list[str]) -> None:
+    for mode in modes:
+        xs, ys = _series(rows, x, y, mode)
+        if xs:
+            label, style = MODES[mode]
+            ax.plot(xs, ys, style, label=label)
+    ax.grid(alpha=0.3)
+    ax.legend()
+
+
+def _t_check(v: Any, p: dict[str, Any]) -> str | None:
+    return None if v > 0 else "the labeling interval T must be positive (ms)"
+
+
+def _ts_check(v: Any, p: dict[str, Any]) -> str | None:
+    if not v or any(t <= 0 for t in v):
+        return "labeling intervals T must be positive (ms)"
+    return None
+
+
+def _t1_check(v: Any, p: dict[str, Any]) -> str | None:
+    t = p.get("T_ms", 50.0)
+    return None if 0 <= v <= t else f"the rest time T1 must be in [0, T] (T = {t} ms)"
+
+
+def _hop_check(v: Any, p: dict[str, Any]) -> str | None:
+    return None if 1 <= v <= 127 else "MAX_hop must be in [1, 127]"
+
+
+def _pos(what: str):
+    def check(v: Any, p: dict[str, Any]) -> str | None:
+        return None if v > 0 else f"{what} must be positive"
+    return check
+
+
+def _positive_list(what: str):
+    def check(v: Any, p: dict[str, Any]) -> str | None:
+        return None if v and all(x > 0 for x in v) else f"every {what} must be positive"
+    return check
+
+
+def _packets(quick: int = 2000) -> Param:
+    return Param("packets", 10_000, "packets sent in all (the paper counts 10,000)",
+                 quick=quick, check=_pos("packets"))
+
+
+COMMON = [
+    Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check),
+    Param("Ti_ms", 100.0, "telemetry interval T_i (ms)", check=_pos("T_i")),
+    Param("max_hop", 5, "MAX_hop", check=_hop_check),
+]
+
+
+# ------------------------------------------------------------------ fig 6
+
+
+def fig6_compute(ctx: Context) -> Result:
+    base = _base(ctx, packets=None, duration_s=ctx.params["duration_s"])
+    configs = [({"mode": m, "rate_mbps": r},
+                replace(_variant(base, m), rate_bps=r * 1e6))
+               for m in ("A", "B") for r in ctx.params["rates_mbps"]]
+    rows = _sweep(ctx, configs, "rates")
+    heads = []
+    for m in ("A", "B"):
+        xs, cov = _series(rows, "rate_mbps", "mean_coverage", m)
+        _, bw = _series(rows, "rate_mbps", "bandwidth_occupation", m)
+        heads.append(Headline(f"coverage grows with the rate ({MODES[m][0]})",
+                              float(cov[-1] >= cov[0]), 1.0, "bool"))
+        heads.append(Headline(f"bandwidth occupation falls with the rate ({MODES[m][0]})",
+                              float(bw[-1] <= bw[0]), 1.0, "bool"))
+    a = _series(rows, "rate_mbps", "bandwidth_occupation", "A")[1]
+    b = _series(rows, "rate_mbps", "bandwidth_occupation", "B")[1]
+    heads.append(Headline("Base B occupation above Base A at every rate",
+                          float(all(y >= x for x, y in zip(a, b))), 1.0, "bool"))
+    return Result(_public(rows), heads)
+
+
+def fig6_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax1, ax2 = fig.subplots(1, 2)
+    _plot_lines(ax1, result.rows, "rate_mbps", "mean_coverage", ["A", "B"])
+    ax1.set_xlabel("background rate per sender (Mb/s)")
+    ax1.set_ylabel("coverage rate")
+    _plot_lines(ax2, result.rows, "rate_mbps", "bandwidth_occupation", ["A", "B"])
+    ax2.set_xlabel("background rate per sender (Mb/s)")
+    ax2.set_ylabel("INT bandwidth / traffic bandwidth")
+    fig.suptitle("Fig. 6")
+
+
+register(Experiment(
+    "intlabel-fig6", "coverage and INT bandwidth occupation vs background traffic rate", PAPER,
+    [Param("rates_mbps", [0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 10.0], "sender rates (Mb/s)",
+           quick=[1.0, 5.0, 10.0], check=_positive_list("rate")),
+     Param("duration_s", 5.0, "traffic duration per point (s)", quick=1.5,
+           check=_pos("duration")), *COMMON],
+    fig6_compute, fig6_plot))
+
+
+# -------------------------------------------------------------- figs 7, 8
+
+
+def _t_sweep(ctx: Context, modes: tuple[str, ...] = ("A", "B"), **kw: Any
+             ) -> list[dict[str, Any]]:
+    base = _base(ctx, **kw)
+    configs = [({"mode": m, "T_ms": t}, _variant(replace(base, T_ms=t), m))
+               for m in modes for t in ctx.params["Ts_ms"]]
+    return _sweep(ctx, configs, "labeling intervals")
+
+
+def fig7_compute(ctx: Context) -> Result:
+    rows = _t_sweep(ctx)
+    t_max = max(ctx.params["Ts_ms"])
+    a = _at(rows, "A", "T_ms", t_max, "labeled_packets")
+    b = _at(rows, "B", "T_ms", t_max, "labeled_packets")
+    red = 100.0 * (a - b) / a if a else None
+    heads = [Headline(f"Base B labels fewer packets than Base A at T={t_max:g} ms", red,
+                      35.2 if t_max == 100 else None, "% fewer"),
+             Headline(f"labeled packets, Base A, T={t_max:g} ms", a, None, "packets"),
+             Headline(f"labeled packets, Base B, T={t_max:g} ms", b, None, "packets")]
+    return Result(_public(rows), heads)
+
+
+def fig7_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax = fig.add_subplot()
+    _plot_lines(ax, result.rows, "T_ms", "labeled_packets", ["A", "B"])
+    ax.set_xlabel("labeling interval T (ms)")
+    ax.set_ylabel("packets carrying INT data")
+    ax.set_title(f"Fig. 7 ({params['packets']:,} packets)")
+
+
+def fig8_compute(ctx: Context) -> Result:
+    rows = _t_sweep(ctx)
+    t_max = max(ctx.params["Ts_ms"])
+    a = _at(rows, "A", "T_ms", t_max, "labeling_times")
+    b = _at(rows, "B", "T_ms", t_max, "labeling_times")
+    la = _at(rows, "A", "T_ms", t_max, "labeled_packets")
+    lb = _at(rows, "B", "T_ms", t_max, "labeled_packets")
+    heads = [Headline(f"extra labeling times of Base B at T={t_max:g} ms",
+                      100.0 * (b - a) / a if a else None, None, "% more",
+                      note="the paper calls the rise small next to the drop in labeled "
+                           "packets"),
+             Headline(f"labeled packets saved by Base B at T={t_max:g} ms",
+                      100.0 * (la - lb) / la if la else None, 35.2, "% fewer")]
+    return Result(_public(rows), heads)
+
+
+def fig8_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax = fig.add_subplot()
+    _plot_lines(ax, result.rows, "T_ms", "labeling_times", ["A", "B"])
+    ax.set_xlabel("labeling interval T (ms)")
+    ax.set_ylabel("total labeling times in the data plane")
+    ax.set_title(f"Fig. 8 ({params['packets']:,} packets)")
+
+
+T_SWEEP = Param("Ts_ms", [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0],
+                "labeling intervals T (ms)", quick=[20.0, 50.0, 100.0], check=_ts_check)
+
+register(Experiment(
+    "intlabel-fig7", "packets labeled with INT data vs labeling interval (Base A/B)", PAPER,
+    [T_SWEEP, _packets(), Param("Ti_ms", 100.0, "telemetry interval (ms)")],
+    fig7_compute, fig7_plot))
+register(Experiment(
+    "intlabel-fig8", "data-plane labeling times vs labeling interval (Base A/B)", PAPER,
+    [T_SWEEP, _packets(), Param("Ti_ms", 100.0, "telemetry interval (ms)")],
+    fig8_compute, fig8_plot))
+
+
+# ------------------------------------------------------------------ fig 9
+
+
+def fig9_compute(ctx: Context) -> Result:
+    t = ctx.params["T_ms"]
+    base = _base(ctx)
+    configs = [({"mode": m, "ratio": r, "Ti_ms": r * t}, _variant(replace(base, Ti_ms=r * t), m))
+               for m in ("A", "B") for r in ctx.params["ratios"]]
+    rows = _sweep(ctx, configs, "T_i/T ratios")
+    heads = []
+    for m in ("A", "B"):
+        c16 = _at(rows, m, "ratio", 1.6, "mean_coverage")
+        c2 = _at(rows, m, "ratio", 2.0, "mean_coverage")
+        if c16 is not None:
+            heads.append(Headline(f"coverage at T_i/T = 1.6 ({MODES[m][0]})", c16, 0.98,
+                                  note="the paper: above 0.98 for both"))
+        if c2 is not None:
+            heads.append(Headline(f"coverage at T_i/T = 2 ({MODES[m][0]})", c2,
+                                  0.9972 if m == "A" else None))
+    return Result(_public(rows), heads)
+
+
+def fig9_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax = fig.add_subplot()
+    _plot_lines(ax, result.rows, "ratio", "mean_coverage", ["A", "B"])
+    ax.axhline(0.98, color="grey", lw=0.8, ls=":")
+    ax.set_xlabel("telemetry interval / labeling interval (T_i / T)")
+    ax.set_ylabel("coverage rate")
+    ax.set_title(f"Fig. 9 (T = {params['T_ms']:g} ms)")
+
+
+register(Experiment(
+    "intlabel-fig9", "coverage vs telemetry interval / labeling interval", PAPER,
+    [Param("ratios", [0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0], "T_i/T values",
+           quick=[1.0, 1.6, 2.0], check=_positive_list("ratio")),
+     Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check),
+     _packets(), Param("max_hop", 5, "MAX_hop", check=_hop_check)],
+    fig9_compute, fig9_plot))
+
+
+# ----------------------------------------------------------------- fig 10
+
+
+def fig10_compute(ctx: Context) -> Result:
+    rows = _t_sweep(ctx)
+    heads = []
+    for m in ("A", "B"):
+        c60 = _at(rows, m, "T_ms", 60.0, "mean_coverage")
+        if c60 is not None:
+            heads.append(Headline(f"coverage at T = 60 ms, T_i = 100 ms ({MODES[m][0]})", c60,
+                                  None, note="the paper's turning point of the curve"))
+    a = _series(rows, "T_ms", "mean_coverage", "A")[1]
+    heads.append(Headline("coverage falls as T grows (Base A)", float(a[0] >= a[-1]), 1.0,
+                          "bool"))
+    return Result(_public(rows), heads)
+
+
+def fig10_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax1, ax2 = fig.subplots(1, 2)
+    _plot_lines(ax1, result.rows, "T_ms", "mean_coverage", ["A", "B"])
+    ax1.set_xlabel("labeling interval T (ms)")
+    ax1.set_ylabel("coverage rate")
+    _plot_lines(ax2, result.rows, "T_ms", "bandwidth_occupation", ["A", "B"])
+    ax2.set_xlabel("labeling interval T (ms)")
+    ax2.set_ylabel("INT bandwidth / traffic bandwidth")
+    fig.suptitle(f"Fig. 10 (T_i = {params['Ti_ms']:g} ms)")
+
+
+register(Experiment(
+    "intlabel-fig10", "coverage and bandwidth occupation vs labeling interval", PAPER,
+    [Param("Ts_ms", [20.0, 40.0, 60.0, 80.0, 100.0, 120.0, 140.0], "labeling intervals (ms)",
+           quick=[20.0, 60.0, 140.0], check=_ts_check),
+     Param("rate_mbps", 10.0, "sender rate (Mb/s): 'fast enough' traffic",
+           check=_pos("rate")),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
+    fig10_compute, fig10_plot))
+
+
+# ----------------------------------------------------------------- fig 11
+
+
+def fig11_compute(ctx: Context) -> Result:
+    rows = _t_sweep(ctx, modes=("A",))
+    out = []
+    for r in rows:
+        for t0, cov, active, updated in r["_windows"]:
+            out.append({"T_ms": r["T_ms"], "t_s": t0, "coverage": cov, "active_ports": active,
+                        "updated_ports": updated})
+    t_min = min(ctx.params["Ts_ms"])
+    mins = {r["T_ms"]: r["min_coverage"] for r in rows}
+    heads = [Headline(f"lowest window coverage at T={t_min:g} ms", mins[t_min], 1.0,
+                      note="the paper: always 100% at T = 20 ms")]
+    heads += [Headline(f"lowest window coverage at T={t:g} ms", v, None)
+              for t, v in sorted(mins.items()) if t != t_min]
+    return Result(out, heads)
+
+
+def fig11_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax = fig.add_subplot()
+    for t in sorted({r["T_ms"] for r in result.rows}):
+        pts = [(r["t_s"], r["coverage"]) for r in result.rows if r["T_ms"] == t]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"T = {t:g} ms", lw=1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("coverage per telemetry interval")
+    ax.set_title("Fig. 11 (Base A)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+
+
+register(Experiment(
+    "intlabel-fig11", "coverage over time for several labeling intervals (Base A)", PAPER,
+    [Param("Ts_ms", [20.0, 40.0, 60.0, 80.0], "labeling intervals (ms)", quick=[20.0, 80.0],
+           check=_ts_check),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
+    fig11_compute, fig11_plot))
+
+
+# ----------------------------------------------------------------- fig 12
+
+
+def fig12_compute(ctx: Context) -> Result:
+    rows = _t_sweep(ctx, modes=("A", "B", "Pro"))
+    t_max = max(ctx.params["Ts_ms"])
+    pro = _series(rows, "T_ms", "mean_coverage", "Pro")[1]
+    heads = [Headline("lowest Pro coverage over the sweep", min(pro), 0.99,
+                      note="the paper: Pro stays around 99%"),
+             Headline(f"Base A coverage at T={t_max:g} ms",
+                      _at(rows, "A", "T_ms", t_max, "mean_coverage"), None),
+             Headline(f"Base B coverage at T={t_max:g} ms",
+                      _at(rows, "B", "T_ms", t_max, "mean_coverage"), None)]
+    return Result(_public(rows), heads, ["Pro follows the authors' prototype: a port whose "
+                                         "data stop arriving labels every packet until its "
+                                         "aging key expires (see controller.intlabel.pro)."])
+
+
+def fig12_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax = fig.add_subplot()
+    _plot_lines(ax, result.rows, "T_ms", "mean_coverage", ["A", "B", "Pro"])
+    ax.set_xlabel("labeling interval T (ms)")
+    ax.set_ylabel("coverage rate")
+    ax.set_title(f"Fig. 12 (T_i = {params['Ti_ms']:g} ms)")
+
+
+register(Experiment(
+    "intlabel-fig12", "coverage of Base A/B and Pro as T approaches T_i", PAPER,
+    [Param("Ts_ms", [50.0, 60.0, 70.0, 80.0, 90.0, 100.0], "labeling intervals (ms)",
+           quick=[50.0, 100.0], check=_ts_check),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
+    fig12_compute, fig12_plot))
+
+
+# ----------------------------------------------------------------- fig 13
+
+
+def fig13_compute(ctx: Context) -> Result:
+    p = ctx.params
+    base = _base(ctx, packets=None, duration_s=p["duration_s"], queue_rate_pps=p["queue_pps"],
+                 queue_depth=p["queue_depth"], limit_ports="hosts")
+    modes = ("A", "B", "Pro", "Pro-shift")
+    configs = [({"mode": m, "rate_mbps": r}, replace(_variant(base, m), rate_bps=r * 1e6))
+               for m in modes for r in p["rates_mbps"]]
+    rows = _sweep(ctx, configs, "load levels")
+
+    def near(mode: str, target: float) -> dict[str, Any]:
+        return min((r for r in rows if r["mode"] == mode),
+                   key=lambda r: abs(r["loss_rate"] - target))
+
+    heads = []
+    for m, paper in (("Pro", 0.92), ("A", None), ("B", None), ("Pro-shift", None)):
+        r = near(m, 0.6)
+        heads.append(Headline(f"coverage at {100 * r['loss_rate']:.0f}% loss ({MODES[m][0]})",
+                              r["mean_coverage"], paper))
+    return Result(_public(rows), heads, [
+        "Loss comes from queue rate limits on the switch ports toward the servers, so a "
+        "dropped packet loses every label it collected; the x axis is the measured loss.",
+        "Pro is the authors' prototype behaviour (label every packet while a port's data "
+        "are missing); 'Pro (Algorithm 3 shift)' steps S by one per k*T as printed."])
+
+
+def fig13_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax = fig.add_subplot()
+    _plot_lines(ax, result.rows, "loss_rate", "mean_coverage", ["A", "B", "Pro", "Pro-shift"])
+    ax.set_xlabel("packet loss rate")
+    ax.set_ylabel("coverage rate")
+    ax.set_title("Fig. 13")
+
+
+register(Experiment(
+    "intlabel-fig13", "coverage degradation with packet loss (Base A/B vs Pro)", PAPER,
+    [Param("rates_mbps", [2.0, 4.0, 6.0, 8.0, 10.0, 12.5, 15.0], "sender rates (Mb/s)",
+           quick=[4.0, 12.5], check=_positive_list("rate")),
+     Param("queue_pps", 150.0, "queue rate limit toward servers (packets/s)",
+           check=_pos("queue rate")),
+     Param("queue_depth", 16, "queue depth toward servers (packets)", check=_pos("depth")),
+     Param("duration_s", 3.0, "traffic duration per point (s)", quick=1.5,
+           check=_pos("duration")),
+     Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i"))],
+    fig13_compute, fig13_plot))
+
+
+# ----------------------------------------------------------------- fig 14
+
+
+def _hula_point(args: tuple[float, float, int, float, int]) -> dict[str, Any]:
+    from intbed.apps.hula import run_hula_loss
+
+    interval, limit, depth, duration, seed = args
+    r = run_hula_loss(interval, rate_limit_pps=limit, queue_depth=depth, duration_s=duration,
+                      seed=seed)
+    return {"loss_rate": r["background_loss_rate"], "probes_sent": r["probes_sent"]}
+
+
+def fig14_compute(ctx: Context) -> Result:
+    from intbed.apps.hula import background_rate_limit
+
+    p = ctx.params
+    limit = background_rate_limit(p["margin"], duration_s=p["duration_s"], seed=ctx.seed)
+    base = _base(ctx, packets=None, duration_s=p["duration_s"], queue_rate_pps=limit,
+                 queue_depth=p["queue_depth"])
+    configs = [({"mode": m, "interval_ms": t}, _variant(replace(base, T_ms=t), m))
+               for m in ("A", "B") for t in p["intervals_ms"]]
+    rows = _sweep(ctx, configs, "labeling intervals")
+    hula = ctx.map(_hula_point, [(t, limit, p["queue_depth"], p["duration_s"], ctx.seed)
+                                 for t in p["intervals_ms"]], "probing intervals")
+    for t, h in zip(p["intervals_ms"], hula):
+        rows.append({"mode": "HULA", "interval_ms": t, "loss_rate": h["loss_rate"],
+                     "probes_sent": h["probes_sent"]})
+    t_lo, t_hi = min(p["intervals_ms"]), max(p["intervals_ms"])
+    heads = [Headline("rate limit (busiest port's background rate x margin)", limit, None,
+                      "packets/s"),
+             Headline("highest loss, Base A/B", max(r["loss_rate"] for r in rows
+                                                    if r["mode"] in ("A", "B")), 0.0),
+             Headline(f"HULA loss at {t_lo:g} ms", _at(rows, "HULA", "interval_ms", t_lo,
+                                                       "loss_rate"), 0.12),
+             Headline(f"HULA loss at {t_hi:g} ms", _at(rows, "HULA", "interval_ms", t_hi,
+                                                       "loss_rate"), 0.05,
+                      note="constant-rate background without BMv2's timing jitter has no "
+                           "bursts, so long probing intervals lose less here")]
+    return Result(_public(rows), heads, [
+        "Every data port is limited to the busiest port's background packet rate times the "
+        "margin, so background traffic alone loses nothing; INT-label adds bytes, not "
+        "packets, while HULA's flooded probes add packets."])
+
+
+def fig14_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax = fig.add_subplot()
+    _plot_lines(ax, result.rows, "interval_ms", "loss_rate", ["A", "B", "HULA"])
+    ax.set_xlabel("labeling / probing interval (ms)")
+    ax.set_ylabel("packet loss rate")
+    ax.set_title("Fig. 14 (rate-limited queues)")
+
+
+MODES["HULA"] = ("HULA probing", "d-")
+
+register(Experiment(
+    "intlabel-fig14", "packet loss under a rate limit: Base A/B labeling vs HULA probing",
+    PAPER,
+    [Param("intervals_ms", [10.0, 20.0, 50.0, 100.0], "labeling/probing intervals (ms)",
+           quick=[10.0, 100.0], check=_ts_check),
+     Param("margin", 1.02, "rate limit over the busiest port's background rate",
+           check=lambda v, _: None if v >= 1 else "margin must be >= 1 (no background loss)"),
+     Param("queue_depth", 16, "queue depth (packets)", check=_pos("depth")),
+     Param("duration_s", 3.0, "traffic duration per point (s)", quick=1.0,
+           check=_pos("duration")),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i"))],
+    fig14_compute, fig14_plot))
+
+
+# ----------------------------------------------------------------- fig 18
+
+
+def fig18_compute(ctx: Context) -> Result:
+    p = ctx.params
+    base = _base(ctx, mode="B")
+    configs = [({"mode": "B", "T1_over_T": r}, replace(base, T1_ms=r * p["T_ms"]))
+               for r in p["ratios"]]
+    rows = _sweep(ctx, configs, "rest times")
+    first, last = rows[0], rows[-1]
+    heads = [Headline("labeling times fall as T1 approaches T",
+                      float(last["labeling_times"] < first["labeling_times"]), 1.0, "bool"),
+             Headline("labeled packets rise as T1 approaches T",
+                      float(last["labeled_packets"] > first["labeled_packets"]), 1.0, "bool")]
+    return Result(_public(rows), heads)
+
+
+def fig18_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    ax = fig.add_subplot()
+    xs = [r["T1_over_T"] for r in result.rows]
+    ax.plot(xs, [r["labeled_packets"] for r in result.rows], "o-", label="packets with INT")
+    ax.plot(xs, [r["labeling_times"] for r in result.rows], "s-", label="labeling times")
+    ax.set_xlabel("rest time T1 / T")
+    ax.set_ylabel("count")
+    ax.set_title(f"Fig. 18 (Base B, T = {params['T_ms']:g} ms)")
+    ax.legend()
+    ax.grid(alpha=0.3)
+
+
+register(Experiment(
+    "intlabel-fig18", "impact of the rest time T1 (Base B)", PAPER,
+    [Param("ratios", [0.0, 0.2, 0.4, 0.5, 0.6, 0.8, 1.0], "T1/T values", quick=[0.0, 0.5, 1.0],
+           check=lambda v, _: None if v and all(0 <= x <= 1 for x in v)
+           else "T1/T must be in [0, 1] (T1 > T is out of range)"),
+     Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check), _packets(),
+     Param("max_hop", 5, "MAX_hop", check=_hop_check)],
+    fig18_compute, fig18_plot))
+
+
+# ----------------------------------------------------------------- fig 19
+
+
+def fig19_compute(ctx: Context) -> Result:
+    base = _base(ctx, mode="B")
+    configs = [({"mode": "B", "f": f}, replace(base, f=f)) for f in ("F1", "F2", "F3")]
+    rows = _sweep(ctx, configs, "probability functions")
+    by = {r["f"]: r for r in rows}
+    heads = [Headline("exported packets F1 < F2 < F3",
+                      float(by["F1"]["reports"] < by["F2"]["reports"] < by["F3"]["reports"]),
+                      1.0, "bool", note="the paper: F1 best, F2 second, F3 worst")]
+    heads += [Headline(f"exported packets ({f})", by[f]["reports"], None, "packets")
+              for f in ("F1", "F2", "F3")]
+    heads += [Headline(f"labeling times ({f})", by[f]["labeling_times"], None)
+              for f in ("F1", "F2", "F3")]
+    return Result(_public(rows), heads)
+
+
+def fig19_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
+    import numpy as np
+
+    ax = fig.add_subplot()
+    fs = [r["f"] for r in result.rows]
+    x = np.arange(len(fs))
+    ax.bar(x - 0.2, [r["labeling_times"] for r in result.rows], 0.4, label="labeling times")
+    ax.bar(x + 0.2, [r["reports"] for r in result.rows], 0.4, label="exported packets")
+    ax.set_xticks(x, fs)
+    ax.set_ylabel("count")
+    ax.set_title(f"Fig. 19 (Base B, {params['packets']:,} packets)")
+    ax.legend()
+
+
+register(Experiment(
+    "intlabel-fig19", "impact of the probability function (Base B: F1, F2, F3)", PAPER,
+    [Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check), _packets(),
+     Param("max_hop", 5, "MAX_hop", check=_hop_check)],
+    fig19_compute, fig19_plot))
