@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # and for the live targets redis-server, mininet (mnexec), iproute2, tcpdump.
 APT_PACKAGES := python3-venv python3-dev cpp redis-server mininet iproute2 tcpdump
 
-.PHONY: install test lint bench run-experiment
+.PHONY: install test lint bench run-experiment test-bmv2
 
 install:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
@@ -34,6 +34,11 @@ lint:
 bench:
 	$(BIN)/intbed bench engine
 	$(BIN)/intbed bench sim
+
+# Every STF test under tests/p4 on both intbed's engine and real BMv2 (built
+# from its public sources and on PATH); lists every packet where they differ.
+test-bmv2:
+	$(BIN)/python -m intbed.targets.bmv2_stf tests/p4
 
 # The main job: one paper figure on the sim target (results/EXP/...).
 EXP ?= intlabel-fig9

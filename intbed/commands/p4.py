@@ -48,12 +48,24 @@ def info(file: Path) -> None:
 @p4.command()
 @click.argument("file", type=_FILE)
 @click.argument("test", type=_FILE)
-def stf(file: Path, test: Path) -> None:
+@click.option("--target", type=click.Choice(["intbed", "bmv2"]), default="intbed",
+              show_default=True,
+              help="intbed's engine, or BMv2 (p4c, then simple_switch driven through "
+                   "simple_switch_CLI).")
+def stf(file: Path, test: Path, target: str) -> None:
     """Run the STF packet test TEST on FILE; exit 1 with a diff if it fails."""
-    from dataplane.compiler import compile_file
-    from dataplane.stf import run_stf
+    if target == "bmv2":
+        from intbed.targets.bmv2_stf import available, run_stf_bmv2
 
-    result = run_stf(compile_file(file), test)
+        reason = available()
+        if reason is not None:
+            raise IntbedError(reason)
+        result = run_stf_bmv2(file, test)
+    else:
+        from dataplane.compiler import compile_file
+        from dataplane.stf import run_stf
+
+        result = run_stf(compile_file(file), test)
     if not result.passed:
         click.echo(result.diff)
         raise click.exceptions.Exit(1)
