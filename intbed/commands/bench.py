@@ -57,6 +57,36 @@ def sim_bench(as_json: bool, seconds: float, k: int) -> None:
                   f"({t['wall_s_with_build']} s with building), peak RSS {t['peak_rss_mb']} MB")
 
 
+@bench.command("switch")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--seconds", type=click.FloatRange(min=0.5), default=5.0, show_default=True,
+              help="How long the sender blasts frames.")
+def switch_bench(as_json: bool, seconds: float) -> None:
+    """intbed-switch packets/s between two veth hosts (root), beside the
+    in-process engine, and P4Runtime table writes/s over gRPC."""
+    import os
+
+    from benchmarks.switch import run_switch_benchmarks
+    from dataplane.errors import IntbedError
+
+    if os.geteuid() != 0:
+        raise IntbedError("intbed bench switch needs root (network namespaces and veths)")
+    report = run_switch_benchmarks(seconds)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    from rich.console import Console
+
+    p, w = report["pps"], report["writes"]
+    console = Console()
+    console.print(f"intbed-switch, l3_forward, 1,000 routes: {p['forwarded_pps']:,.0f} packets/s "
+                  f"between two veth hosts; in-process engine in the same run "
+                  f"{p['engine_pps']:,.0f} packets/s (ratio {p['ratio']:.2f})")
+    console.print("P4Runtime table writes/s over gRPC: " + ", ".join(
+        f"{k.replace('_', ' ')} {v:,.0f}" for k, v in w.items()
+        if isinstance(v, int | float) and k.endswith("per_s")))
+
+
 def _print_table(report: dict[str, Any]) -> None:
     from rich import box
     from rich.console import Console
