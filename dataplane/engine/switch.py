@@ -114,6 +114,7 @@ class Switch:
         self._compute = blocks["compute"]
         self._deparser = blocks["deparser"]
         self.stats = {"ingress": 0, "egress": 0, "dropped": 0}
+        self._bind_data_plane()
 
     # ------------------------------------------------------ externs (X.*)
 
@@ -253,47 +254,6 @@ class Switch:
                 s[self._i_perr] = reject.code
         s[PAYLOAD] = data[s[CUR]:]
 
-    def ingress(self, port: int, data: bytes, instance_type: int = NORMAL,
-                preserved: tuple[list[Any], int] | None = None) -> tuple[list[EgressJob],
-                                                                        list[tuple]]:
-        """Run one packet through ingress. Returns the egress jobs in the
-        order the traffic manager receives them, and packets to feed back
-        into ingress (resubmit) as (port, data, instance_type, preserved)."""
-        self.stats["ingress"] += 1
-        s = self._fresh(port, len(data), instance_type)
-        if preserved is not None:
-            self._preserve(s, preserved[0], preserved[1])
-        self._parse(s, data)
-        try:
-            self._verify(s)
-            self._ingress(s)
-        except ExitPipeline:
-            pass
-        jobs: list[EgressJob] = []
-        again: list[tuple] = []
-        if s[CLONE]:
-            self._ingress_clone(s, port, data, jobs)
-        if s[RESUB]:
-            again.append((port, data, RESUBMITTED, (s, s[RESUB])))
-            return jobs, again
-        payload = s[PAYLOAD]
-        if self._i_mcast >= 0 and s[self._i_mcast]:
-            s[self._i_type] = REPLICATION
-            rid_slot = self._i_rid
-            for rid, p in self.replicate(s[self._i_mcast]):
-                c = s.copy()
-                if rid_slot >= 0:
-                    c[rid_slot] = rid
-                jobs.append(EgressJob(p, c, payload, len(data)))
-            return jobs, again
-        egress_spec = s[self._i_spec]
-        if egress_spec == DROP_PORT:
-            self.stats["dropped"] += 1
-            return jobs, again
-        s[self._i_type] = NORMAL
-        jobs.append(EgressJob(egress_spec, s, payload, len(data)))
-        return jobs, again
-
     def _ingress_clone(self, s: list[Any], port: int, data: bytes,
                        jobs: list[EgressJob]) -> None:
         """I2E clone: BMv2 parses the original packet again and resets all
@@ -312,58 +272,133 @@ class Switch:
         self._preserve(c2, s, s[CLONE_FL])
         jobs.append(EgressJob(mport, c2, c2[PAYLOAD], len(data)))
 
-    def egress(self, job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
-               deq_timedelta: int = 0, deq_qdepth: int = 0) -> tuple[
-                   list[tuple[int, bytes]], list[EgressJob], list[tuple]]:
-        """Run one dequeued packet through egress and the deparser. Returns
-        (emitted packets, egress-clone jobs, recirculations)."""
-        self.stats["egress"] += 1
-        s = job.state
-        s[self._i_eport] = job.port
-        s[self._i_spec] = 0
-        s[self._i_len] = job.length
-        if self._i_ets >= 0:
-            s[self._i_ets] = self.now()
-        q = self._i_queue
-        if q is not None:
-            s[q[0]] = enq_timestamp
-            s[q[1]] = enq_qdepth
-            s[q[2]] = deq_timedelta
-            s[q[3]] = deq_qdepth
-        s[CLONE] = 0
-        s[RECIRC] = 0
-        try:
-            self._egress(s)
-        except ExitPipeline:
-            pass
-        clones: list[EgressJob] = []
-        if s[CLONE]:
-            mport = self.mirror.get(s[CLONE] - 1)
-            if mport is not None:
-                c = self._template.copy()
-                lo, hi = self._hdr_range
-                c[lo:hi] = s[lo:hi]
-                c[self._i_type] = EGRESS_CLONE
-                self._preserve(c, s, s[CLONE_FL])
-                clones.append(EgressJob(mport, c, job.payload, job.length))
-        if s[self._i_spec] == DROP_PORT:
-            self.stats["dropped"] += 1
-            return [], clones, []
-        s[PAYLOAD] = job.payload
-        try:
-            self._compute(s)
-        except ExitPipeline:
-            pass
+    def _bind_data_plane(self) -> None:
+        """Build ``self.ingress`` and ``self.egress`` as closures over this
+        switch's slot numbers and pipeline functions: the per-packet path
+        then reads local cells instead of attributes (about 20% faster).
+
+        ``ingress(port, data, instance_type=0, preserved=None)`` runs one
+        packet through ingress and returns the egress jobs in the order the
+        traffic manager receives them, and packets to feed back into
+        ingress (resubmit) as (port, data, instance_type, preserved).
+
+        ``egress(job, enq_timestamp=0, enq_qdepth=0, deq_timedelta=0,
+        deq_qdepth=0)`` runs one dequeued packet through egress and the
+        deparser and returns (emitted packets, egress-clone jobs,
+        recirculations).
+        """
+        template = self._template
+        stats = self.stats
+        now = self.now
+        i_port, i_len, i_type = self._i_port, self._i_len, self._i_type
+        i_spec, i_eport, i_mcast, i_rid = self._i_spec, self._i_eport, self._i_mcast, self._i_rid
+        i_perr, i_its, i_ets, queue = self._i_perr, self._i_its, self._i_ets, self._i_queue
+        parser, verify, ingress_c = self._parser, self._verify, self._ingress
+        egress_c, compute, deparser = self._egress, self._compute, self._deparser
         out = self.out
-        out.clear()
-        self._deparser(s)
-        out.append(job.payload)
-        packet = b"".join(out)
-        if s[TRUNC] and len(packet) >= s[TRUNC]:
-            packet = packet[:s[TRUNC] - 1]
-        if s[RECIRC]:
-            return [], clones, [(job.port, packet, RECIRCULATED, (s, s[RECIRC]))]
-        return [(job.port, packet)], clones, []
+        hdr_lo, hdr_hi = self._hdr_range
+        mirror = self.mirror
+        preserve = self._preserve
+        ingress_clone = self._ingress_clone
+        replicate = self.replicate
+
+        def ingress(port: int, data: bytes, instance_type: int = NORMAL,
+                    preserved: tuple[list[Any], int] | None = None
+                    ) -> tuple[list[EgressJob], list[tuple]]:
+            stats["ingress"] += 1
+            length = len(data)
+            s = template.copy()
+            s[i_port] = port
+            s[i_len] = length
+            s[i_type] = instance_type
+            if i_its >= 0:
+                s[i_its] = now()
+            if preserved is not None:
+                preserve(s, preserved[0], preserved[1])
+            try:
+                parser(s, data)
+            except ParserReject as reject:
+                if reject.code is not None and i_perr >= 0:
+                    s[i_perr] = reject.code
+            payload = s[PAYLOAD] = data[s[CUR]:]
+            try:
+                verify(s)
+                ingress_c(s)
+            except ExitPipeline:
+                pass
+            jobs: list[EgressJob] = []
+            again: list[tuple] = []
+            if s[CLONE]:
+                ingress_clone(s, port, data, jobs)
+            if s[RESUB]:
+                again.append((port, data, RESUBMITTED, (s, s[RESUB])))
+                return jobs, again
+            if i_mcast >= 0 and s[i_mcast]:
+                s[i_type] = REPLICATION
+                for rid, p in replicate(s[i_mcast]):
+                    c = s.copy()
+                    if i_rid >= 0:
+                        c[i_rid] = rid
+                    jobs.append(EgressJob(p, c, payload, length))
+                return jobs, again
+            egress_spec = s[i_spec]
+            if egress_spec == DROP_PORT:
+                stats["dropped"] += 1
+                return jobs, again
+            s[i_type] = NORMAL
+            jobs.append(EgressJob(egress_spec, s, payload, length))
+            return jobs, again
+
+        def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
+                   deq_timedelta: int = 0, deq_qdepth: int = 0) -> tuple[
+                       list[tuple[int, bytes]], list[EgressJob], list[tuple]]:
+            stats["egress"] += 1
+            s = job.state
+            s[i_eport] = job.port
+            s[i_spec] = 0
+            s[i_len] = job.length
+            if i_ets >= 0:
+                s[i_ets] = now()
+            if queue is not None:
+                s[queue[0]] = enq_timestamp
+                s[queue[1]] = enq_qdepth
+                s[queue[2]] = deq_timedelta
+                s[queue[3]] = deq_qdepth
+            s[CLONE] = 0
+            s[RECIRC] = 0
+            try:
+                egress_c(s)
+            except ExitPipeline:
+                pass
+            clones: list[EgressJob] = []
+            if s[CLONE]:
+                mport = mirror.get(s[CLONE] - 1)
+                if mport is not None:
+                    c = template.copy()
+                    c[hdr_lo:hdr_hi] = s[hdr_lo:hdr_hi]
+                    c[i_type] = EGRESS_CLONE
+                    preserve(c, s, s[CLONE_FL])
+                    clones.append(EgressJob(mport, c, job.payload, job.length))
+            if s[i_spec] == DROP_PORT:
+                stats["dropped"] += 1
+                return [], clones, []
+            s[PAYLOAD] = job.payload
+            try:
+                compute(s)
+            except ExitPipeline:
+                pass
+            out.clear()
+            deparser(s)
+            out.append(job.payload)
+            packet = b"".join(out)
+            if s[TRUNC] and len(packet) >= s[TRUNC]:
+                packet = packet[:s[TRUNC] - 1]
+            if s[RECIRC]:
+                return [], clones, [(job.port, packet, RECIRCULATED, (s, s[RECIRC]))]
+            return [(job.port, packet)], clones, []
+
+        self.ingress = ingress
+        self.egress = egress
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         """Ingress, an immediate traffic manager, and egress for one packet
