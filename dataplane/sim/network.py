@@ -95,7 +95,12 @@ class EgressPort:
             self.max_depth = depth + 1
         if not self.busy:
             self.busy = True
-            self.sim.at_ns(max(self.free_at, self.sim.now_ns), self._dequeue)
+            if self.free_at <= self.sim.now_ns:
+                # An idle port serves at once, as BMv2's egress thread does;
+                # no event needed.
+                self._dequeue()
+            else:
+                self.sim.at_ns(self.free_at, self._dequeue)
 
     def _dequeue(self) -> None:
         sim = self.sim
