@@ -98,6 +98,8 @@ class Context:
     jobs: int
     out_dir: Path
     progress: Callable[[str, int, int], None]
+    target: str = "sim"
+    live: Any = None  # intbed.live.LiveOptions on a live target
 
     def map(self, fn: Callable[[Any], Any], points: Sequence[Any], label: str = "points"
             ) -> list[Any]:
@@ -131,6 +133,7 @@ class Experiment:
     compute: Callable[[Context], Result]
     plot: Callable[[Result, dict[str, Any], Any], None]
     description: str = ""
+    targets: tuple[str, ...] = ("sim",)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -266,22 +269,36 @@ def _num(v: float | None) -> str:
 
 def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: int = 0,
                    quick: bool = False, out: Path | None = None, jobs: int = 1,
-                   force: bool = False, target: str = "sim",
+                   force: bool = False, target: str = "sim", redis: str | None = None,
                    progress: Callable[[str, int, int], None] | None = None) -> Path:
+    """Run experiment ``name`` into its results directory. On a live
+    ``target`` points run one at a time (their networks share interface
+    names), each in ``<out>/live/NNN-...``, with the Redis at ``redis`` or
+    a private ``redis-server``."""
     exp = get(name)
     params = exp.resolve(overrides or {}, quick)
-    if target != "sim":
+    if target not in exp.targets:
         raise ExperimentError(f"{name}: target '{target}' is not available for this "
-                              "experiment yet (use --target sim)")
+                              f"experiment (targets: {', '.join(exp.targets)})")
+    if target != "sim":
+        _check_live(name, target, redis)
+        jobs = 1
     run_id = f"seed{seed}{'-quick' if quick else ''}"
     out_dir = prepare_dir(Path(out) if out is not None else RESULTS_DIR / name / run_id, force)
     config = {"experiment": name, "title": exp.title, "paper": exp.paper, "params": params,
               "seed": seed, "quick": quick, "jobs": jobs, "target": target,
               "versions": versions(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "argv": sys.argv}
+    if redis is not None:
+        config["redis"] = redis
     (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
+    live = None
+    if target != "sim":
+        from intbed.live.options import LiveOptions
+
+        live = LiveOptions(results_dir=out_dir / "live", redis_url=redis)
     ctx = Context(params, seed, quick, max(1, jobs), out_dir,
-                  progress or (lambda label, done, total: None))
+                  progress or (lambda label, done, total: None), target, live)
     t0 = time.perf_counter()
     result = exp.compute(ctx)
     wall = time.perf_counter() - t0
@@ -292,6 +309,19 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
                "headlines": [h.record() for h in result.headlines]}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return out_dir
+
+
+def _check_live(name: str, target: str, redis: str | None) -> None:
+    """Fail before any output when a live target cannot run here."""
+    from intbed.live.network import live_available
+
+    problem = live_available(target)
+    if problem is not None:
+        raise ExperimentError(f"{name}: {problem}")
+    if redis is not None:
+        from intbed.redis_server import connect
+
+        connect(redis).close()
 
 
 def _plot(exp: Experiment, result: Result, params: dict[str, Any], out_dir: Path) -> None:

@@ -40,6 +40,8 @@ class RunConfigError(IntbedError):
     """A run configuration that cannot run."""
 
 
+# Where a run's data plane can run.
+TARGETS = ("sim", "mininet", "bmv2")
 # IntLabelConfig's fields that a RunConfig carries under the same names.
 _INTLABEL_FIELDS = ("mode", "f", "T_ms", "T1_ms", "max_hop", "pro", "k", "pro_style",
                     "restore_factor")
@@ -55,7 +57,9 @@ class RunConfig:
     ``set_queue_depth``, to induce loss); ``link_loss`` is the loss
     probability of every switch-to-switch link, or of ``lossy_links`` (pairs
     of node names) when given. ``report_delay_us`` is the one-way delay from
-    every switch to the collector.
+    every switch to the collector. ``target`` is where the data plane runs
+    (``sim``, or the live ``mininet`` and ``bmv2``: see
+    ``experiments.intlabel.live``).
     """
 
     topology: str = "intlabel-fabric"
@@ -84,6 +88,7 @@ class RunConfig:
     report_delay_us: float = 100.0
     arrivals: str = "constant"
     seed: int = 0
+    target: str = "sim"
 
     def intlabel(self) -> IntLabelConfig:
         return IntLabelConfig(**{name: getattr(self, name) for name in _INTLABEL_FIELDS})
@@ -150,10 +155,13 @@ class RunConfig:
             fail(f"limit_ports must be 'all' or 'hosts', not {self.limit_ports!r}")
         if self.queue_rate_pps is not None and not self.queue_rate_pps > 0:
             fail(f"queue_rate_pps must be positive, not {self.queue_rate_pps}")
+        if self.target not in TARGETS:
+            fail(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
         self.intlabel()  # raises IntLabelConfigError
 
 
-def _build_topology(cfg: RunConfig) -> Any:
+def run_topology(cfg: RunConfig) -> Any:
+    """The run's topology with its queue and loss settings applied."""
     from topologies.generators import build_topology
 
     topo = build_topology(cfg.topology)
@@ -189,34 +197,50 @@ def _build_topology(cfg: RunConfig) -> Any:
     return topo
 
 
-def _play_traffic(net: Any, cfg: RunConfig) -> int:
-    from intbed.apps.traffic import play
+def sender_schedules(topo: Any, cfg: RunConfig) -> list[tuple[str, Any]]:
+    """``(sender, Schedule)`` per sender: every target plays these."""
     from traffic.schedules import Schedule, flows_to_random_servers
-    from traffic.sender import Sender
 
-    hosts = list(net.topo.hosts.values())
+    hosts = list(topo.hosts.values())
     pps = cfg.pps_per_sender()
-    total = 0
+    out = []
     for name, count in zip(cfg.senders, cfg.per_sender_packets()):
         duration_us = math.ceil(count * 1e6 / pps) + 1
-        sched = flows_to_random_servers(net.topo.hosts[name], hosts, cfg.rate_bps,
+        sched = flows_to_random_servers(topo.hosts[name], hosts, cfg.rate_bps,
                                         cfg.packet_size, duration_us,
                                         derive_seed(cfg.seed, "traffic", name),
                                         arrivals=cfg.arrivals)
         if len(sched) > count:
             sched = Schedule(sched.times_us[:count], sched.dest_index[:count],
                              sched.seqs[:count], sched.sizes[:count], sched.dests)
+        out.append((name, sched))
+    return out
+
+
+def _play_traffic(net: Any, cfg: RunConfig) -> int:
+    from intbed.apps.traffic import play
+    from traffic.sender import Sender
+
+    total = 0
+    for name, sched in sender_schedules(net.topo, cfg):
         total += len(sched)
         play(net.sim, net.hosts[name], Sender(sched))
     return total
 
 
 def run_intlabel(cfg: RunConfig,
-                 inspect: Callable[[Any, Any, RunConfig], dict[str, Any]] | None = None
-                 ) -> RunMetrics:
+                 inspect: Callable[[Any, Any, RunConfig], dict[str, Any]] | None = None,
+                 *, live: Any = None) -> RunMetrics:
     """Build, configure, run and measure one INT-label run. ``inspect(net,
     topo, cfg)`` runs on the finished network; what it returns lands in
-    ``RunMetrics.extra``."""
+    ``RunMetrics.extra``. A live ``cfg.target`` runs through
+    ``run_intlabel_live`` with ``live`` (``intbed.live.LiveOptions``)."""
+    if cfg.target != "sim":
+        if inspect is not None:
+            raise RunConfigError("inspect hooks need the sim target")
+        from experiments.intlabel.live import run_intlabel_live
+
+        return run_intlabel_live(cfg, cfg.target, options=live)
     from dataplane.compiler import compile_file
     from intbed.simnet import (
         COLLECTOR_IP,
@@ -229,7 +253,7 @@ def run_intlabel(cfg: RunConfig,
     cfg.validate()
     t_build = time.perf_counter()
     ic = cfg.intlabel()
-    topo = _build_topology(cfg)
+    topo = run_topology(cfg)
     net = SimNetwork(topo, compile_file(program_path("int_label")), seed=cfg.seed)
     net.start()
     net.install_routes()

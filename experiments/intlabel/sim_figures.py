@@ -9,12 +9,16 @@ servers, T = 50 ms, T_i = 100 ms, f = F1), so a sweep is a list of
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from experiments.intlabel.runs import RunConfig, run_intlabel
 
 PAPER = "INT-label: lightweight network-wide telemetry by distributed labeling (Song, Pan et al.)"
+# Figures whose runs also make sense on the live targets (fig. 14 adds a
+# HULA run that exists on the sim target only).
+LIVE = ("sim", "mininet", "bmv2")
 MODES = {"A": ("Base A", "o-"), "B": ("Base B", "s-"), "Pro": ("Pro", "^-"),
          "Pro-shift": ("Pro (Algorithm 3 shift)", "v--")}
 
@@ -22,9 +26,10 @@ MODES = {"A": ("Base A", "o-"), "B": ("Base B", "s-"), "Pro": ("Pro", "^-"),
 # --------------------------------------------------------------- helpers
 
 
-def _run(cfg: RunConfig) -> dict[str, Any]:
-    """One point (top level so a process pool can pickle it)."""
-    m = run_intlabel(cfg)
+def _run(cfg: RunConfig, live: Any = None) -> dict[str, Any]:
+    """One point (top level so a process pool can pickle it); ``live``: the
+    live target's options (``Context.live``)."""
+    m = run_intlabel(cfg, live=live)
     out = m.summary()
     out.update(windows=m.windows, labels_per_packet=m.labels_per_packet,
                items_per_report=m.items_per_report, packets_delivered=m.packets_delivered,
@@ -48,7 +53,8 @@ def _base(ctx: Context, **kw: Any) -> RunConfig:
     kw.setdefault("packets", p.get("packets", 10_000))
     cfg = RunConfig(rate_bps=p.get("rate_mbps", 5.0) * 1e6, T_ms=p.get("T_ms", 50.0),
                     T1_ms=p.get("T1_ms", 0.0), max_hop=p.get("max_hop", 5),
-                    Ti_ms=p.get("Ti_ms", 100.0), f=p.get("f", "F1"), seed=ctx.seed, **kw)
+                    Ti_ms=p.get("Ti_ms", 100.0), f=p.get("f", "F1"), seed=ctx.seed,
+                    target=ctx.target, **kw)
     cfg.validate()
     return cfg
 
@@ -56,7 +62,7 @@ def _base(ctx: Context, **kw: Any) -> RunConfig:
 def _sweep(ctx: Context, configs: list[tuple[dict[str, Any], RunConfig]], label: str
            ) -> list[dict[str, Any]]:
     """Run every config; each row is its key columns plus the summary."""
-    results = ctx.map(_run, [c for _, c in configs], label)
+    results = ctx.map(partial(_run, live=ctx.live), [c for _, c in configs], label)
     rows = []
     for (keys, _), res in zip(configs, results):
         row = dict(keys)
@@ -183,7 +189,7 @@ register(Experiment(
            quick=[1.0, 5.0, 10.0], check=_positive_list("rate")),
      Param("duration_s", 5.0, "traffic duration per point (s)", quick=1.5,
            check=_pos("duration")), *COMMON],
-    fig6_compute, fig6_plot))
+    fig6_compute, fig6_plot, targets=LIVE))
 
 
 # -------------------------------------------------------------- figs 7, 8
@@ -248,11 +254,11 @@ T_SWEEP = Param("Ts_ms", [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 
 register(Experiment(
     "intlabel-fig7", "packets labeled with INT data vs labeling interval (Base A/B)", PAPER,
     [T_SWEEP, _packets(), Param("Ti_ms", 100.0, "telemetry interval (ms)")],
-    fig7_compute, fig7_plot))
+    fig7_compute, fig7_plot, targets=LIVE))
 register(Experiment(
     "intlabel-fig8", "data-plane labeling times vs labeling interval (Base A/B)", PAPER,
     [T_SWEEP, _packets(), Param("Ti_ms", 100.0, "telemetry interval (ms)")],
-    fig8_compute, fig8_plot))
+    fig8_compute, fig8_plot, targets=LIVE))
 
 
 # ------------------------------------------------------------------ fig 9
@@ -292,7 +298,7 @@ register(Experiment(
            quick=[1.0, 1.6, 2.0], check=_positive_list("ratio")),
      Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check),
      _packets(), Param("max_hop", 5, "MAX_hop", check=_hop_check)],
-    fig9_compute, fig9_plot))
+    fig9_compute, fig9_plot, targets=LIVE))
 
 
 # ----------------------------------------------------------------- fig 10
@@ -330,7 +336,7 @@ register(Experiment(
      Param("rate_mbps", 10.0, "sender rate (Mb/s): 'fast enough' traffic",
            check=_pos("rate")),
      Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
-    fig10_compute, fig10_plot))
+    fig10_compute, fig10_plot, targets=LIVE))
 
 
 # ----------------------------------------------------------------- fig 11
@@ -369,7 +375,7 @@ register(Experiment(
     [Param("Ts_ms", [20.0, 40.0, 60.0, 80.0], "labeling intervals (ms)", quick=[20.0, 80.0],
            check=_ts_check),
      Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
-    fig11_compute, fig11_plot))
+    fig11_compute, fig11_plot, targets=LIVE))
 
 
 # ----------------------------------------------------------------- fig 12
@@ -403,7 +409,7 @@ register(Experiment(
     [Param("Ts_ms", [50.0, 60.0, 70.0, 80.0, 90.0, 100.0], "labeling intervals (ms)",
            quick=[50.0, 100.0], check=_ts_check),
      Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
-    fig12_compute, fig12_plot))
+    fig12_compute, fig12_plot, targets=LIVE))
 
 
 # ----------------------------------------------------------------- fig 13
@@ -453,7 +459,7 @@ register(Experiment(
            check=_pos("duration")),
      Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check),
      Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i"))],
-    fig13_compute, fig13_plot))
+    fig13_compute, fig13_plot, targets=LIVE))
 
 
 # ----------------------------------------------------------------- fig 14
@@ -560,7 +566,7 @@ register(Experiment(
            else "T1/T must be in [0, 1] (T1 > T is out of range)"),
      Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check), _packets(),
      Param("max_hop", 5, "MAX_hop", check=_hop_check)],
-    fig18_compute, fig18_plot))
+    fig18_compute, fig18_plot, targets=LIVE))
 
 
 # ----------------------------------------------------------------- fig 19
@@ -599,4 +605,4 @@ register(Experiment(
     "intlabel-fig19", "impact of the probability function (Base B: F1, F2, F3)", PAPER,
     [Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check), _packets(),
      Param("max_hop", 5, "MAX_hop", check=_hop_check)],
-    fig19_compute, fig19_plot))
+    fig19_compute, fig19_plot, targets=LIVE))

@@ -39,10 +39,13 @@ def _order(name: str) -> tuple[str, int]:
 @click.option("--force", is_flag=True, help="Overwrite results already in the directory.")
 @click.option("--target", type=click.Choice(["sim", "mininet", "bmv2"]), default="sim",
               show_default=True, help="Where the data plane runs.")
+@click.option("--redis", "redis_url", metavar="URL", default=None,
+              help="Redis for the live targets' stores [default: a private redis-server "
+                   "on a free port].")
 @click.option("--set", "settings", multiple=True, metavar="PARAM=VALUE",
               help="Override a parameter (repeatable); 'intbed list' shows them.")
 def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: bool,
-        target: str, settings: tuple[str, ...]) -> None:
+        target: str, redis_url: str | None, settings: tuple[str, ...]) -> None:
     """Run experiment NAME and write its results, figure and summary."""
     from experiments.framework import ExperimentError, run_experiment
 
@@ -54,7 +57,8 @@ def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: b
         overrides[key.strip()] = value.strip()
     with _Progress() as progress:
         path = run_experiment(name, overrides, seed=seed, quick=quick, out=out, jobs=jobs,
-                              force=force, target=target, progress=progress.update)
+                              force=force, target=target, redis=redis_url,
+                              progress=progress.update)
     click.echo(f"results: {path}")
     summary = path / "summary.md"
     if summary.exists():
