@@ -101,3 +101,31 @@ def _cpp_error(path: Path, stderr: str) -> P4SyntaxError:
         return P4SyntaxError(f"preprocessor: {message}", Loc(str(path), 1))
     loc = Loc(m["file"], int(m["line"]), int(m["col"] or 0))
     return P4SyntaxError(m["msg"].strip(), loc)
+
+
+_QUOTED = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
+
+
+def flatten_includes(path: str | Path, _stack: tuple[Path, ...] = ()) -> str:
+    """The text of ``path`` with every quoted ``#include "..."`` inlined,
+    recursively and relative to the including file as cpp resolves them,
+    with ``#line`` markers around each so diagnostics still name the
+    original files. A program shipped as one text (P4Runtime's device
+    config) then compiles anywhere."""
+    path = Path(path).resolve()
+    if path in _stack:
+        raise P4SyntaxError(f"{path.name} includes itself", Loc(str(_stack[-1]), 1))
+    out: list[str] = []
+    lines = path.read_text().splitlines()
+    for number, line in enumerate(lines, 1):
+        m = _QUOTED.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        target = path.parent / m.group(1)
+        if not target.is_file():
+            raise P4SyntaxError(f"include file '{m.group(1)}' not found", Loc(str(path), number))
+        out.append(f'#line 1 "{target}"')
+        out.append(flatten_includes(target, (*_stack, path)))
+        out.append(f'#line {number + 1} "{path}"')
+    return "\n".join(out) + "\n"

@@ -49,7 +49,6 @@ from dataplane.errors import IntbedError
 from dataplane.sim.seeds import derive_seed
 from intbed.live.netutil import disable_offloads
 from intbed.live.pcap import iter_pcap, out_pcap
-from intbed.live.program import flatten
 from intbed.live.watchdog import SwitchFailure, SwitchWatchdog
 from intbed.redis_server import free_port
 from intbed.simnet import COLLECTOR_PORT, CPU_PORT
@@ -286,16 +285,7 @@ class LiveNetwork:
     # ------------------------------------------------------------------ building
 
     def _prepare(self) -> Prepared:
-        """Compile for the binary; intbed-switch gets the program with its
-        quoted includes inlined (``program.flatten``), which its device
-        config needs."""
-        prepared = self.binary.prepare(self.program)
-        if self.target != "mininet":
-            return prepared
-        flat = self.run_dir / "program" / self.program.name
-        flat.parent.mkdir(parents=True, exist_ok=True)
-        flat.write_text(flatten(self.program))
-        return Prepared(source=flat, program=flat, p4info=prepared.p4info)
+        return self.binary.prepare(self.program)
 
     def _build(self) -> None:
         from mininet.link import Link, TCLink

@@ -305,10 +305,12 @@ class IntbedSwitch(_Binary):
         """Nothing: intbed-switch took its queue settings on the command line."""
 
     def device_config(self, prepared: Prepared) -> bytes:
-        """The intbed-p4 JSON document the intbed P4Runtime server loads."""
+        """The intbed-p4 JSON document the intbed P4Runtime server loads: the
+        program as one text, its quoted includes inlined."""
+        from dataplane.frontend.preprocess import flatten_includes
         from dataplane.runtime.grpc_server import encode_device_config
 
-        return encode_device_config(prepared.source.stem, prepared.source.read_text())
+        return encode_device_config(prepared.source.stem, flatten_includes(prepared.source))
 
 
 # --------------------------------------------------------------------------- BMv2

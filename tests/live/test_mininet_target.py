@@ -28,10 +28,10 @@ import numpy as np
 import pytest
 
 from dataplane.errors import IntbedError
+from dataplane.frontend.preprocess import flatten_includes as flatten
 from intbed.live.netutil import in_namespace_of, packet_socket
 from intbed.live.network import LiveNetwork, live_available, read_counters
 from intbed.live.pcap import iter_pcap
-from intbed.live.program import flatten
 from intbed.live.snapshot import leftovers, snapshot
 from intbed.live.traffic import LiveTraffic
 from intbed.live.watchdog import SwitchWatchdog
