@@ -43,6 +43,10 @@ class IntDatabase(Protocol):
         """Algorithm 4, lines 11-17: True if ``item`` became the port's entry."""
         ...
 
+    def update_many(self, batch: list[tuple[IntItem, float]]) -> list[bool]:
+        """``update`` for each (item, arrival) in order."""
+        ...
+
     def get(self, key: Key) -> IntRecord | None: ...
 
     def keys(self) -> list[Key]: ...
@@ -87,6 +91,9 @@ class MemoryIntDatabase:
         for listener in self._listeners:
             listener(key, rec)
         return True
+
+    def update_many(self, batch: list[tuple[IntItem, float]]) -> list[bool]:
+        return [self.update(item, arrival_s) for item, arrival_s in batch]
 
     def get(self, key: Key) -> IntRecord | None:
         return self._data.get(key)

@@ -529,27 +529,49 @@ class RedisIntDatabase:
         self._clear = self.client.register_script(_DB_CLEAR)
 
     def update(self, item: IntItem, arrival_s: float) -> bool:
-        key = (item.switch_id, item.egress_port)
-        member = f"{item.switch_id}:{item.egress_port}"
-        ok = bool(int(self._update(
-            keys=[self.prefix + member, self.index],
-            args=[item.label_time, item.hop_latency, item.enq_qdepth, item.deq_qdepth,
-                  item.ingress_port, repr(float(arrival_s)), member])))
-        self.arrived += 1
-        if self.keep_log:
-            self.log_times.append(arrival_s)
-            self.log_keys.append(key)
-            self.log_accepted.append(ok)
-        if not ok:
-            return False
-        self.accepted += 1
-        rec = IntRecord(item.label_time, item.hop_latency, item.enq_qdepth, item.deq_qdepth,
-                        item.ingress_port, arrival_s)
-        if self._listeners:
-            with self._guard:
-                for listener in self._listeners:
-                    listener(key, rec)
-        return True
+        return self.update_many([(item, arrival_s)])[0]
+
+    def update_many(self, batch: list[tuple[IntItem, float]]) -> list[bool]:
+        """Algorithm 4 for each (item, arrival) in order, as one pipeline:
+        one round trip however many items (Pro labelling every packet sends
+        thousands a second)."""
+        if len(batch) == 1:
+            item, arrival_s = batch[0]
+            results = [self._update(keys=self._keys(item), args=self._args(item, arrival_s))]
+        else:
+            pipe = self.client.pipeline(transaction=False)
+            for item, arrival_s in batch:
+                self._update(keys=self._keys(item), args=self._args(item, arrival_s),
+                             client=pipe)
+            results = pipe.execute()
+        out = []
+        for (item, arrival_s), got in zip(batch, results):
+            ok = bool(int(got))
+            out.append(ok)
+            key = (item.switch_id, item.egress_port)
+            self.arrived += 1
+            if self.keep_log:
+                self.log_times.append(arrival_s)
+                self.log_keys.append(key)
+                self.log_accepted.append(ok)
+            if not ok:
+                continue
+            self.accepted += 1
+            if self._listeners:
+                rec = IntRecord(item.label_time, item.hop_latency, item.enq_qdepth,
+                                item.deq_qdepth, item.ingress_port, arrival_s)
+                with self._guard:
+                    for listener in self._listeners:
+                        listener(key, rec)
+        return out
+
+    def _keys(self, item: IntItem) -> list[str]:
+        return [f"{self.prefix}{item.switch_id}:{item.egress_port}", self.index]
+
+    @staticmethod
+    def _args(item: IntItem, arrival_s: float) -> list[Any]:
+        return [item.label_time, item.hop_latency, item.enq_qdepth, item.deq_qdepth,
+                item.ingress_port, repr(float(arrival_s)), f"{item.switch_id}:{item.egress_port}"]
 
     def get(self, key: Key) -> IntRecord | None:
         h = self.client.hgetall(f"{self.prefix}{key[0]}:{key[1]}")

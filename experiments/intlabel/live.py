@@ -15,7 +15,7 @@ apps, but on the wall clock, with real processes and Redis:
   this process (``FrameTap``, with the kernel's receive times) and go
   through the ``Collector``'s parsing and statistics, with the Algorithm 4
   updates of a whole batch of frames in one Redis pipeline
-  (``_PipelinedIntDatabase``): one round trip per item cannot keep up with
+  (``Collector.feed_batch``): one round trip per item cannot keep up with
   Pro labeling every packet (about 4,000 items/s in the quick runs);
 - senders and receivers are ``traffic.live`` processes in the hosts, all
   started on one instant, the run's time 0;
@@ -52,13 +52,8 @@ from typing import Any
 from controller.intlabel import (
     Collector,
     CollectorEndpoint,
-    IntItem,
-    IntRecord,
     ProLoop,
-    Report,
-    ReportError,
     configure_switch,
-    parse_report,
 )
 from controller.intlabel.redis_store import RedisAgingStore, RedisIntDatabase
 from controller.intlabel.wallclock import WallClock
@@ -83,74 +78,6 @@ SENDER_SLACK_S = 30.0  # beyond the schedule's length before a sender counts as 
 # Redis keeps TTLs in whole milliseconds and stamps deadlines on its own
 # clock: an expiry may come this much before k T after the update.
 REACTION_TOLERANCE_S = 0.002
-
-
-class _PipelinedIntDatabase(RedisIntDatabase):
-    """``RedisIntDatabase`` with ``update_many``: the same Algorithm 4 script
-    per item, in order, sent as one pipeline; then the same bookkeeping and
-    listeners as ``update``, item by item."""
-
-    def update_many(self, batch: list[tuple[IntItem, float]]) -> list[bool]:
-        if not batch:
-            return []
-        pipe = self.client.pipeline(transaction=False)
-        for item, arrival_s in batch:
-            member = f"{item.switch_id}:{item.egress_port}"
-            self._update(keys=[self.prefix + member, self.index],
-                         args=[item.label_time, item.hop_latency, item.enq_qdepth,
-                               item.deq_qdepth, item.ingress_port, repr(float(arrival_s)),
-                               member], client=pipe)
-        results = pipe.execute()
-        out = []
-        for (item, arrival_s), got in zip(batch, results):
-            ok = bool(int(got))
-            out.append(ok)
-            key = (item.switch_id, item.egress_port)
-            self.arrived += 1
-            if self.keep_log:
-                self.log_times.append(arrival_s)
-                self.log_keys.append(key)
-                self.log_accepted.append(ok)
-            if not ok:
-                continue
-            self.accepted += 1
-            if self._listeners:
-                rec = IntRecord(item.label_time, item.hop_latency, item.enq_qdepth,
-                                item.deq_qdepth, item.ingress_port, arrival_s)
-                with self._guard:
-                    for listener in self._listeners:
-                        listener(key, rec)
-        return out
-
-
-def feed_batch(collector: Collector, db: _PipelinedIntDatabase,
-               frames: list[tuple[bytes, float]]) -> list[Report]:
-    """``Collector.feed`` for several frames, with their items' database
-    updates in one pipeline; the reports that parsed, in order."""
-    st = collector.stats
-    reports: list[Report] = []
-    batch: list[tuple[IntItem, float]] = []
-    for frame, arrival_s in frames:
-        try:
-            report = parse_report(frame, collector.udp_port, collector.max_hop)
-        except ReportError as exc:
-            st.malformed[exc.kind] += 1
-            continue
-        n = len(report.items)
-        st.reports += 1
-        st.report_bytes += len(frame)
-        st.items += n
-        if n >= len(st.items_per_report):
-            st.items_per_report.extend([0] * (n + 1 - len(st.items_per_report)))
-        st.items_per_report[n] += 1
-        if report.specific:
-            st.specific_reports += 1
-        reports.append(report)
-        batch.extend((item, arrival_s) for item in report.items)
-    accepted = sum(db.update_many(batch))
-    st.accepted_items += accepted
-    st.stale_items += len(batch) - accepted
-    return reports
 
 
 def run_intlabel_live(cfg: RunConfig, target: str = "mininet", *,
@@ -235,7 +162,7 @@ class _LiveRun:
         prefix = f"intbed:{uuid.uuid4().hex[:12]}:"
         self.clock = clock = WallClock(lock=self.lock)
         self.origin_mono = time.monotonic() - clock.now()
-        self.db = _PipelinedIntDatabase(url, prefix=prefix + "int:", lock=self.lock)
+        self.db = RedisIntDatabase(url, prefix=prefix + "int:", lock=self.lock)
         self.collector = Collector(self.db, clock, udp_port=ic.udp_port, max_hop=ic.max_hop)
         if ic.pro:
             self.store = RedisAgingStore(url, clock, prefix=prefix + "age:", lock=self.lock)
@@ -260,8 +187,8 @@ class _LiveRun:
     def _on_reports(self, frames: list[tuple[bytes, int, int]]) -> None:
         assert self.collector is not None and self.db is not None
         origin = self.origin_mono
-        for report in feed_batch(self.collector, self.db,
-                                 [(f, t_ns / 1e9 - origin) for f, t_ns, _ in frames]):
+        for report in self.collector.feed_batch(
+                [(f, t_ns / 1e9 - origin) for f, t_ns, _ in frames]):
             self.reported.add(report_packet_id(report.src_ip, report.dst_ip, report.ip_id))
 
     # ------------------------------------------------------------------ running

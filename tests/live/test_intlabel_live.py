@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from controller.intlabel import Collector, MemoryIntDatabase
+from controller.intlabel.redis_store import RedisIntDatabase
 from dataplane.errors import IntbedError
 from experiments.framework import ExperimentError, run_experiment
-from experiments.intlabel.live import _PipelinedIntDatabase, feed_batch, pro_reactions
+from experiments.intlabel.live import pro_reactions
 from experiments.intlabel.runs import RunConfig, run_intlabel
 from intbed.live.network import live_available
 from intbed.live.options import LiveOptions
@@ -97,13 +98,12 @@ def test_batched_reports_update_redis_as_the_collector_does_one_by_one() -> None
     for i, f in enumerate(frames):
         one.feed(f, i * 0.001)
     with RedisServer() as srv:
-        db = _PipelinedIntDatabase(srv.url, prefix="t:int:")
+        db = RedisIntDatabase(srv.url, prefix="t:int:")
         seen: list[tuple[tuple[int, int], int]] = []
         db.on_update(lambda key, rec: seen.append((key, rec.label_time)))
         batched = Collector(db, clock=None, max_hop=5)  # type: ignore[arg-type]
-        reports = feed_batch(batched, db, [(f, i * 0.001) for i, f in enumerate(frames[:20])])
-        reports += feed_batch(batched, db, [(f, (20 + i) * 0.001)
-                                            for i, f in enumerate(frames[20:])])
+        reports = batched.feed_batch([(f, i * 0.001) for i, f in enumerate(frames[:20])])
+        reports += batched.feed_batch([(f, (20 + i) * 0.001) for i, f in enumerate(frames[20:])])
         assert [r.ip_id for r in reports] == list(range(40))
         assert batched.stats == one.stats
         assert list(db.arrivals()) == list(mem.arrivals())
