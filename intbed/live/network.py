@@ -136,21 +136,6 @@ class HostProcess:
         return self.popen.returncode
 
 
-class _WithArgs:
-    """A switch binary whose command line gets ``extra`` appended (intbed's
-    ``--loss`` and ``--seed``, which ``launch`` has no parameter for)."""
-
-    def __init__(self, binary: Any, extra: Sequence[str]) -> None:
-        self._binary = binary
-        self._extra = list(extra)
-
-    def command(self, *args: Any, **kwargs: Any) -> list[str]:
-        return [*self._binary.command(*args, **kwargs), *self._extra]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._binary, name)
-
-
 def _iface_name(switch: str, device_id: int, port: int) -> str:
     name = f"{switch}-eth{port}"
     if len(name) <= IFNAMSIZ:
@@ -411,12 +396,12 @@ class LiveNetwork:
 
     def _launch(self, sw: LiveSwitch) -> SwitchProcess:
         assert self.prepared is not None
-        binary = _WithArgs(self.binary, self._extra_args(sw.name))
-        return launch(binary, self.prepared, ports=sw.ports, device_id=sw.device_id,
+        return launch(self.binary, self.prepared, ports=sw.ports, device_id=sw.device_id,
                       grpc_addr=sw.grpc_addr, cpu_port=CPU_PORT, thrift_port=sw.thrift_port,
                       pcap_dir=self.pcap_dir, log_file=sw.log_file, queue=self._queue(sw.name),
                       prefix=("setsid",), ready_timeout=self.ready_timeout,
-                      console=sw.console_file, cwd=REPO_ROOT)
+                      console=sw.console_file, cwd=REPO_ROOT,
+                      extra_args=self._extra_args(sw.name))
 
     def _start_switches(self) -> None:
         sws = list(self.switches.values())

@@ -486,10 +486,12 @@ def launch(binary: SwitchBinary, program: str | Path | Prepared, *, ports: Mappi
            log_file: str | Path | None = None, queue: QueueSettings | None = None,
            cache_dir: str | Path | None = None, prefix: Sequence[str] = (),
            ready_timeout: float = READY_TIMEOUT, console: str | Path | None = None,
-           cwd: str | Path | None = None) -> SwitchProcess:
+           cwd: str | Path | None = None, extra_args: Sequence[str] = ()) -> SwitchProcess:
     """Prepare (compile), start, wait for the gRPC server, apply the queues.
 
-    ``prefix`` goes before the command (e.g. a namespace runner); stdout and
+    ``prefix`` goes before the command (e.g. a namespace runner) and
+    ``extra_args`` after it (a binary's own flags, e.g. intbed-switch's
+    ``--loss PORT:P``); stdout and
     stderr go to ``console`` (default: an anonymous file, shown in errors).
     If any step fails, the process is stopped before the error is raised.
     """
@@ -498,6 +500,7 @@ def launch(binary: SwitchBinary, program: str | Path | Prepared, *, ports: Mappi
     argv = binary.command(prepared, ports=ports, device_id=device_id, grpc_addr=grpc_addr,
                           cpu_port=cpu_port, thrift_port=thrift_port, pcap_dir=pcap_dir,
                           log_file=log_file, queue=queue)
+    argv = [*argv, *extra_args]
     # The SwitchProcess owns the file and closes it in stop().
     if console is not None:
         out: IO[bytes] = open(console, "w+b")  # noqa: SIM115

@@ -335,9 +335,9 @@ sys.path.insert(0, {repo!r})
 from intbed.live.network import LiveNetwork
 from topologies.generators import build_topology
 net = LiveNetwork(build_topology("line", n=2), {prog!r}, run_dir={run!r})
-net.start()
-print("up", flush=True)
 try:
+    net.start()
+    print("up", flush=True)  # inside try: a signal right after it still tears down
     time.sleep(60)
 finally:
     net.stop()
