@@ -378,7 +378,13 @@ class Switch:
                     c[hdr_lo:hdr_hi] = s[hdr_lo:hdr_hi]
                     c[i_type] = EGRESS_CLONE
                     preserve(c, s, s[CLONE_FL])
-                    clones.append(EgressJob(mport, c, job.payload, job.length))
+                    # BMv2 (1.15.5, measured) gives an egress clone the length
+                    # of the packet as it is at the clone point: the headers
+                    # egress left valid plus the payload.
+                    out.clear()
+                    deparser(c)
+                    length = sum(map(len, out)) + len(job.payload)
+                    clones.append(EgressJob(mport, c, job.payload, length))
             if s[i_spec] == DROP_PORT:
                 stats["dropped"] += 1
                 return [], clones, []
