@@ -1,6 +1,8 @@
 """p4src/int_label.p4: its STF tests, and the behaviour STF cannot reach.
 
-STF runs the switch with a clock that reads 0 and without queues, so the
+intbed's STF runner holds the switch clock at 0 and has no queues; the STF
+files are written to hold on real BMv2 as well (timestamps as ``*``, T so
+large that time never decides), except int_label_clock0.stf. So the
 time-dependent rules (Base A's interval, Base B's rest time and F2/F3
 probabilities, Pro's shortened interval), the queue metadata in an item and
 the cost of the last hop in pipeline passes are checked here on a Switch
