@@ -43,7 +43,8 @@ def test_clone_sessions_feed_i2e_and_e2e_clones(make):
     e2e = hexbytes("000000000002 000000000001 3333 cafef00d")
     assert sorted(rig.switch.process(0, e2e)) == [
         (1, hexbytes("00 00 3c 01 0012 000000000002 bbbbbbbbbbbb 3333 cafef00d")),
-        (3, hexbytes("02 00 00 03 0012 000000000002 bbbbbbbbbbbb 3333 cafef00d")),
+        # the E2E copy's packet_length counts the tag egress added (BMv2)
+        (3, hexbytes("02 00 00 03 0018 000000000002 bbbbbbbbbbbb 3333 cafef00d")),
     ]
     assert rig.client.read_clone_sessions() == {5: [(2, 0)], 6: [(3, 0)]}
 
