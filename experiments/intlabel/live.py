@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import math
 import shutil
 import threading
 import time
@@ -62,10 +61,8 @@ from dataplane.sim.seeds import derive_seed
 from experiments.intlabel.metrics import (
     GroundTruth,
     RunMetrics,
-    mean,
+    assemble,
     report_packet_id,
-    updates_by_window,
-    window_coverage,
 )
 from experiments.intlabel.runs import RunConfig, run_topology, sender_schedules
 from intbed.live.network import LiveNetwork, LiveTargetError, live_available
@@ -279,70 +276,25 @@ class _LiveRun:
         cfg = self.cfg
         assert self.collector is not None and self.db is not None and self.traffic is not None
         truth = self._truth()
-        window_ns = truth.window_ns
-        traffic_s = cfg.traffic_duration_s()
         t0 = self.t0_clock
         arrivals = [(t - t0, (self.names.get(k[0], str(k[0])), k[1]), ok)
                     for t, k, ok in self.db.arrivals()]
-        w_lo = math.ceil(round(cfg.warmup_s * 1e9) / window_ns)
-        w_hi = round(traffic_s * 1e9) // window_ns
-        accepted = updates_by_window(arrivals, window_ns, accepted_only=True)
-        arrived = updates_by_window(arrivals, window_ns, accepted_only=False)
-        acc = window_coverage(truth.active, accepted, window_ns, range(w_lo, w_hi))
-        arr = window_coverage(truth.active, arrived, window_ns, range(w_lo, w_hi))
-        every = range(0, max(truth.active, default=-1) + 1)
-        windows = window_coverage(truth.active, accepted, window_ns, every)
-        windows_arrived = window_coverage(truth.active, arrived, window_ns, every)
-
-        st = self.collector.stats
-        lost = {pid: n for pid, n in truth.labeled.items() if pid not in self.reported}
         received = self.traffic.received()
-        delivered = sum(1 for rx in received.values() for k in rx.keys if k is not None)
-        sent = sum(len(log) for log in self.traffic.sent_logs().values())
         send_stats = self.traffic.send_stats()
-        hist = list(st.items_per_report)
         ports = [p for c in counters.values() if c for p in c.get("ports", {}).values()]
-        queue_drops = sum(sum(c.get("queue_drops", {}).values())
-                          for c in counters.values() if c)
-        link_losses = sum(p.get("lost", 0) for p in ports) + sum(
-            s.host_lost for s in send_stats.values())
         changes = [(c.time_s - t0, c.switch, c.port, c.shift)
                    for c in (self.pro.changes if self.pro else [])]
-        return RunMetrics(
-            config=cfg.to_dict(),
-            windows=[(w.t_start_s, w.coverage, w.active_ports, w.updated_ports)
-                     for w in windows],
-            windows_arrived=[(w.t_start_s, w.coverage, w.active_ports, w.updated_ports)
-                             for w in windows_arrived],
-            mean_coverage=mean(w.coverage for w in acc),
-            mean_coverage_arrived=mean(w.coverage for w in arr),
-            min_coverage=min((w.coverage for w in acc), default=math.nan),
-            active_ports=len(truth.all_active()),
-            bandwidth_occupation=truth.int_bytes / truth.user_bytes if truth.user_bytes else 0.0,
-            int_bytes=truth.int_bytes,
-            traffic_bytes=truth.user_bytes,
-            reports=st.reports,
-            report_bytes=st.report_bytes,
-            labeled_packets=st.reports + len(lost),
-            labeled_lost=len(lost),
-            labeling_times=st.items + sum(lost.values()),
-            items_reported=st.items,
-            items_per_report=hist,
-            labels_per_packet=[max(0, delivered - st.reports)] + hist[1:],
-            packets_sent=sent,
-            packets_delivered=delivered,
-            loss_rate=1.0 - delivered / sent if sent else 0.0,
-            queue_drops=queue_drops,
-            link_losses=link_losses,
-            stale_items=st.stale_items,
-            malformed_reports=st.malformed_total,
-            pro_changes=changes,  # type: ignore[arg-type]
-            sim_time_s=self.elapsed_s,
-            events=0,
-            wall_time_s=self.elapsed_s,
-            build_time_s=self.build_s,
-            extra=self._extra(counters, arrivals, changes, send_stats),
-        )
+        return assemble(
+            cfg, truth, arrivals, self.collector.stats, self.reported,
+            delivered=sum(1 for rx in received.values() for k in rx.keys if k is not None),
+            sent=sum(len(log) for log in self.traffic.sent_logs().values()),
+            queue_drops=sum(sum(c.get("queue_drops", {}).values())
+                            for c in counters.values() if c),
+            link_losses=sum(p.get("lost", 0) for p in ports) + sum(
+                s.host_lost for s in send_stats.values()),
+            pro_changes=changes, sim_time_s=self.elapsed_s, events=0,
+            wall_time_s=self.elapsed_s, build_time_s=self.build_s,
+            extra=self._extra(counters, arrivals, changes, send_stats))
 
     def _extra(self, counters: dict[str, dict[str, Any] | None],
                arrivals: list[tuple[float, tuple[str, int], bool]],

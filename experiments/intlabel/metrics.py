@@ -222,3 +222,62 @@ class RunMetrics:
             "packets_sent": self.packets_sent, "loss_rate": self.loss_rate,
             "pro_changes": len(self.pro_changes), "wall_time_s": self.wall_time_s,
         }
+
+
+def assemble(cfg: Any, truth: GroundTruth, arrivals: list[tuple[float, Any, bool]],
+             stats: Any, reported: set[bytes], *, delivered: int, sent: int,
+             queue_drops: int, link_losses: int, pro_changes: list[Any], sim_time_s: float,
+             events: int, wall_time_s: float, build_time_s: float,
+             extra: dict[str, Any] | None = None) -> RunMetrics:
+    """One run's ``RunMetrics`` from what every target measures the same
+    way: the ground truth, the controller's arrival log (times from the start
+    of traffic), the collector's statistics and the labeled packets that
+    reached the collector. Coverage means are over the windows after the
+    warm-up and before the traffic ends."""
+    window_ns = truth.window_ns
+    w_lo = math.ceil(round(cfg.warmup_s * 1e9) / window_ns)
+    w_hi = round(cfg.traffic_duration_s() * 1e9) // window_ns
+    accepted = updates_by_window(arrivals, window_ns, accepted_only=True)
+    arrived = updates_by_window(arrivals, window_ns, accepted_only=False)
+    acc = window_coverage(truth.active, accepted, window_ns, range(w_lo, w_hi))
+    arr = window_coverage(truth.active, arrived, window_ns, range(w_lo, w_hi))
+    every = range(0, max(truth.active, default=-1) + 1)
+
+    def rows(ws: Any) -> list[tuple[float, float, int, int]]:
+        return [(w.t_start_s, w.coverage, w.active_ports, w.updated_ports) for w in ws]
+
+    lost = {pid: n for pid, n in truth.labeled.items() if pid not in reported}
+    hist = list(stats.items_per_report)
+    return RunMetrics(
+        config=cfg.to_dict(),
+        windows=rows(window_coverage(truth.active, accepted, window_ns, every)),
+        windows_arrived=rows(window_coverage(truth.active, arrived, window_ns, every)),
+        mean_coverage=mean(w.coverage for w in acc),
+        mean_coverage_arrived=mean(w.coverage for w in arr),
+        min_coverage=min((w.coverage for w in acc), default=math.nan),
+        active_ports=len(truth.all_active()),
+        bandwidth_occupation=truth.int_bytes / truth.user_bytes if truth.user_bytes else 0.0,
+        int_bytes=truth.int_bytes,
+        traffic_bytes=truth.user_bytes,
+        reports=stats.reports,
+        report_bytes=stats.report_bytes,
+        labeled_packets=stats.reports + len(lost),
+        labeled_lost=len(lost),
+        labeling_times=stats.items + sum(lost.values()),
+        items_reported=stats.items,
+        items_per_report=hist,
+        labels_per_packet=[max(0, delivered - stats.reports)] + hist[1:],
+        packets_sent=sent,
+        packets_delivered=delivered,
+        loss_rate=1.0 - delivered / sent if sent else 0.0,
+        queue_drops=queue_drops,
+        link_losses=link_losses,
+        stale_items=stats.stale_items,
+        malformed_reports=stats.malformed_total,
+        pro_changes=pro_changes,
+        sim_time_s=sim_time_s,
+        events=events,
+        wall_time_s=wall_time_s,
+        build_time_s=build_time_s,
+        extra=extra or {},
+    )

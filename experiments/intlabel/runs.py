@@ -29,10 +29,8 @@ from dataplane.sim.seeds import derive_seed
 from experiments.intlabel.metrics import (
     GroundTruth,
     RunMetrics,
-    mean,
+    assemble,
     report_packet_id,
-    updates_by_window,
-    window_coverage,
 )
 
 
@@ -297,59 +295,13 @@ def run_intlabel(cfg: RunConfig,
     wall = time.perf_counter() - t0
 
     # ------------------------------------------------------------ metrics
-    w_lo = math.ceil(round(cfg.warmup_s * 1e9) / window_ns)
-    w_hi = round(traffic_s * 1e9) // window_ns
     arrivals = [(t, (names.get(k[0], str(k[0])), k[1]), ok) for t, k, ok in db.arrivals()]
-    measured = range(w_lo, w_hi)
-    acc = window_coverage(truth.active, updates_by_window(arrivals, window_ns,
-                                                          accepted_only=True),
-                          window_ns, measured)
-    arr = window_coverage(truth.active, updates_by_window(arrivals, window_ns,
-                                                          accepted_only=False),
-                          window_ns, measured)
-    all_windows = range(0, max(truth.active, default=-1) + 1)
-    windows = window_coverage(truth.active, updates_by_window(arrivals, window_ns,
-                                                              accepted_only=True),
-                              window_ns, all_windows)
-    windows_arrived = window_coverage(truth.active, updates_by_window(
-        arrivals, window_ns, accepted_only=False), window_ns, all_windows)
-
-    st = collector.stats
-    lost = {pid: n for pid, n in truth.labeled.items() if pid not in reported}
-    delivered = sum(h.rx_packets for h in net.hosts.values())
-    hist = list(st.items_per_report)
-    labels_per_packet = [max(0, delivered - st.reports)] + hist[1:]
-    return RunMetrics(
-        config=cfg.to_dict(),
-        windows=[(w.t_start_s, w.coverage, w.active_ports, w.updated_ports) for w in windows],
-        windows_arrived=[(w.t_start_s, w.coverage, w.active_ports, w.updated_ports)
-                         for w in windows_arrived],
-        mean_coverage=mean(w.coverage for w in acc),
-        mean_coverage_arrived=mean(w.coverage for w in arr),
-        min_coverage=min((w.coverage for w in acc), default=math.nan),
-        active_ports=len(truth.all_active()),
-        bandwidth_occupation=truth.int_bytes / truth.user_bytes if truth.user_bytes else 0.0,
-        int_bytes=truth.int_bytes,
-        traffic_bytes=truth.user_bytes,
-        reports=st.reports,
-        report_bytes=st.report_bytes,
-        labeled_packets=st.reports + len(lost),
-        labeled_lost=len(lost),
-        labeling_times=st.items + sum(lost.values()),
-        items_reported=st.items,
-        items_per_report=hist,
-        labels_per_packet=labels_per_packet,
-        packets_sent=sent,
-        packets_delivered=delivered,
-        loss_rate=1.0 - delivered / sent if sent else 0.0,
+    return assemble(
+        cfg, truth, arrivals, collector.stats, reported,
+        delivered=sum(h.rx_packets for h in net.hosts.values()), sent=sent,
         queue_drops=sum(net.queue_drops().values()),
         link_losses=sum(ls.lost for ls in net.link_stats()),
-        stale_items=st.stale_items,
-        malformed_reports=st.malformed_total,
-        pro_changes=[tuple(c) for c in (pro.changes if pro else [])],  # type: ignore[misc]
-        sim_time_s=net.sim.now(),
-        events=net.sim.events_run,
-        wall_time_s=wall,
+        pro_changes=[tuple(c) for c in (pro.changes if pro else [])],
+        sim_time_s=net.sim.now(), events=net.sim.events_run, wall_time_s=wall,
         build_time_s=build_s,
-        extra=inspect(net, topo, cfg) if inspect is not None else {},
-    )
+        extra=inspect(net, topo, cfg) if inspect is not None else {})
