@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from google.protobuf import text_format
 
@@ -393,30 +394,29 @@ class _Builder:
     def counter(self, out: P4Info, c: CounterInfo, direct: bool) -> None:
         unit = _COUNTER_UNITS.get(c.unit.upper(), p4info_pb2.CounterSpec.UNSPECIFIED)
         if direct:
-            msg = out.direct_counters.add()
-            self.preamble(msg, PREFIX_DIRECT_COUNTER, c.name, c.annotations)
-            msg.spec.unit = unit
-            if c.table:
-                msg.direct_table_id = self.symbols.id(PREFIX_TABLE, c.table)
+            self._resource(out.direct_counters, PREFIX_DIRECT_COUNTER, c, unit)
         else:
-            msg = out.counters.add()
-            self.preamble(msg, PREFIX_COUNTER, c.name, c.annotations)
-            msg.spec.unit = unit
-            msg.size = c.size
+            self._resource(out.counters, PREFIX_COUNTER, c, unit)
 
     def meter(self, out: P4Info, m: MeterInfo, direct: bool) -> None:
         unit = _METER_UNITS.get(m.unit.upper(), p4info_pb2.MeterSpec.UNSPECIFIED)
         if direct:
-            msg = out.direct_meters.add()
-            self.preamble(msg, PREFIX_DIRECT_METER, m.name, m.annotations)
-            msg.spec.unit = unit
-            if m.table:
-                msg.direct_table_id = self.symbols.id(PREFIX_TABLE, m.table)
+            self._resource(out.direct_meters, PREFIX_DIRECT_METER, m, unit)
         else:
-            msg = out.meters.add()
-            self.preamble(msg, PREFIX_METER, m.name, m.annotations)
-            msg.spec.unit = unit
-            msg.size = m.size
+            self._resource(out.meters, PREFIX_METER, m, unit)
+
+    def _resource(self, group: Any, prefix: int, info: CounterInfo | MeterInfo,
+                  unit: int) -> None:
+        """A counter or meter: direct ones name their table, indexed ones
+        have a size."""
+        msg = group.add()
+        self.preamble(msg, prefix, info.name, info.annotations)
+        msg.spec.unit = unit
+        if prefix in (PREFIX_DIRECT_COUNTER, PREFIX_DIRECT_METER):
+            if info.table:
+                msg.direct_table_id = self.symbols.id(PREFIX_TABLE, info.table)
+        else:
+            msg.size = info.size
 
     def register(self, out: P4Info, r: RegisterInfo) -> None:
         msg = out.registers.add()
