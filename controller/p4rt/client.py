@@ -420,56 +420,58 @@ class P4RuntimeClient:
 
     # -------------------------------------------------- packet replication engine
 
-    def _replicas(self, container: Any, ports: Iterable[int | tuple[int, int]]) -> None:
-        for item in ports:
+    # The two PRE entities differ only in their field and id names.
+    _PRE = {"clone": ("clone_session_entry", "session_id"),
+            "multicast": ("multicast_group_entry", "multicast_group_id")}
+
+    def _pre_entity(self, kind: str, ident: int | None) -> tuple[Any, Any]:
+        entity = self._pb.Entity()
+        field, id_name = self._PRE[kind]
+        msg = getattr(entity.packet_replication_engine_entry, field)
+        if ident is None:
+            msg.SetInParent()
+        else:
+            setattr(msg, id_name, ident)
+        return entity, msg
+
+    def _pre_write(self, kind: str, ident: int, replicas: Iterable[int | tuple[int, int]],
+                   update: str) -> None:
+        entity, msg = self._pre_entity(kind, ident)
+        for item in replicas:
             port, rid = item if isinstance(item, tuple) else (item, 0)
-            container.replicas.add(egress_port=port, instance=rid)
+            msg.replicas.add(egress_port=port, instance=rid)
+        self.write([self._update(update, entity)])
+
+    def _pre_read(self, kind: str) -> dict[int, list[tuple[int, int]]]:
+        entity, _ = self._pre_entity(kind, None)
+        field, id_name = self._PRE[kind]
+        out = {}
+        for e in self.read([entity]):
+            msg = getattr(e.packet_replication_engine_entry, field)
+            out[getattr(msg, id_name)] = [(r.egress_port, r.instance) for r in msg.replicas]
+        return out
 
     def write_clone_session(self, session: int, ports: Iterable[int | tuple[int, int]],
                             *, update: str = "insert") -> None:
         """Clone session ``session`` copies to ``ports`` (ints or (port, rid))."""
-        entity = self._pb.Entity()
-        cs = entity.packet_replication_engine_entry.clone_session_entry
-        cs.session_id = session
-        self._replicas(cs, ports)
-        self.write([self._update(update, entity)])
+        self._pre_write("clone", session, ports, update)
 
     def delete_clone_session(self, session: int) -> None:
-        entity = self._pb.Entity()
-        entity.packet_replication_engine_entry.clone_session_entry.session_id = session
-        self.write([self._update("delete", entity)])
+        self.write([self._update("delete", self._pre_entity("clone", session)[0])])
 
     def read_clone_sessions(self) -> dict[int, list[tuple[int, int]]]:
-        entity = self._pb.Entity()
-        entity.packet_replication_engine_entry.clone_session_entry.SetInParent()
-        out = {}
-        for e in self.read([entity]):
-            cs = e.packet_replication_engine_entry.clone_session_entry
-            out[cs.session_id] = [(r.egress_port, r.instance) for r in cs.replicas]
-        return out
+        return self._pre_read("clone")
 
     def write_multicast_group(self, group: int, replicas: Iterable[int | tuple[int, int]],
                               *, update: str = "insert") -> None:
         """Multicast group ``group`` with (port, rid) replicas (a bare port has rid 0)."""
-        entity = self._pb.Entity()
-        mg = entity.packet_replication_engine_entry.multicast_group_entry
-        mg.multicast_group_id = group
-        self._replicas(mg, replicas)
-        self.write([self._update(update, entity)])
+        self._pre_write("multicast", group, replicas, update)
 
     def delete_multicast_group(self, group: int) -> None:
-        entity = self._pb.Entity()
-        entity.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = group
-        self.write([self._update("delete", entity)])
+        self.write([self._update("delete", self._pre_entity("multicast", group)[0])])
 
     def read_multicast_groups(self) -> dict[int, list[tuple[int, int]]]:
-        entity = self._pb.Entity()
-        entity.packet_replication_engine_entry.multicast_group_entry.SetInParent()
-        out = {}
-        for e in self.read([entity]):
-            mg = e.packet_replication_engine_entry.multicast_group_entry
-            out[mg.multicast_group_id] = [(r.egress_port, r.instance) for r in mg.replicas]
-        return out
+        return self._pre_read("multicast")
 
     # ---------------------------------------------------------- digests, packet I/O
 
