@@ -101,6 +101,18 @@ def _plot_lines(ax: Any, rows: list[dict[str, Any]], x: str, y: str, modes: list
     ax.legend()
 
 
+def _coverage_and_occupation(fig: Any, rows: list[dict[str, Any]], x: str, xlabel: str,
+                             title: str) -> None:
+    """Two panels, as the paper's figures 6 and 10: coverage and INT
+    bandwidth occupation against the same x."""
+    for ax, y, ylabel in zip(fig.subplots(1, 2), ("mean_coverage", "bandwidth_occupation"),
+                             ("coverage rate", "INT bandwidth / traffic bandwidth")):
+        _plot_lines(ax, rows, x, y, ["A", "B"])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+    fig.suptitle(title)
+
+
 def _t_check(v: Any, p: dict[str, Any]) -> str | None:
     return None if v > 0 else "the labeling interval T must be positive (ms)"
 
@@ -173,14 +185,8 @@ def fig6_compute(ctx: Context) -> Result:
 
 
 def fig6_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
-    ax1, ax2 = fig.subplots(1, 2)
-    _plot_lines(ax1, result.rows, "rate_mbps", "mean_coverage", ["A", "B"])
-    ax1.set_xlabel("background rate per sender (Mb/s)")
-    ax1.set_ylabel("coverage rate")
-    _plot_lines(ax2, result.rows, "rate_mbps", "bandwidth_occupation", ["A", "B"])
-    ax2.set_xlabel("background rate per sender (Mb/s)")
-    ax2.set_ylabel("INT bandwidth / traffic bandwidth")
-    fig.suptitle("Fig. 6")
+    _coverage_and_occupation(fig, result.rows, "rate_mbps",
+                             "background rate per sender (Mb/s)", "Fig. 6")
 
 
 register(Experiment(
@@ -319,14 +325,8 @@ def fig10_compute(ctx: Context) -> Result:
 
 
 def fig10_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
-    ax1, ax2 = fig.subplots(1, 2)
-    _plot_lines(ax1, result.rows, "T_ms", "mean_coverage", ["A", "B"])
-    ax1.set_xlabel("labeling interval T (ms)")
-    ax1.set_ylabel("coverage rate")
-    _plot_lines(ax2, result.rows, "T_ms", "bandwidth_occupation", ["A", "B"])
-    ax2.set_xlabel("labeling interval T (ms)")
-    ax2.set_ylabel("INT bandwidth / traffic bandwidth")
-    fig.suptitle(f"Fig. 10 (T_i = {params['Ti_ms']:g} ms)")
+    _coverage_and_occupation(fig, result.rows, "T_ms", "labeling interval T (ms)",
+                             f"Fig. 10 (T_i = {params['Ti_ms']:g} ms)")
 
 
 register(Experiment(
