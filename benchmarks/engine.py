@@ -19,11 +19,11 @@ from typing import Any
 
 import psutil
 
-from dataplane.compiler import CompiledProgram, compile_file
-from dataplane.engine.switch import Switch
-from dataplane.errors import IntbedError
+from common.errors import IntbedError
+from dataplane.compiler.pipeline import CompiledProgram, compile_file
+from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Lpm
-from dataplane.stf import (
+from dataplane.testing.stf import (
     Expect,
     Packet,
     apply_command,

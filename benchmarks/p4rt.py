@@ -38,7 +38,7 @@ def bench_grpc_writes(n: int = 2000, batch: int = BATCH) -> dict[str, Any]:
     """Writes/s of ``n`` inserts then ``n`` deletes, three ways (module docstring)."""
     from controller.p4rt import P4RuntimeClient
     from controller.p4rt.grpc_transport import GrpcTransport
-    from dataplane.runtime.grpc_server import P4RuntimeServer
+    from dataplane.control.grpc_server import P4RuntimeServer
 
     n = max(1, min(n, TABLE_SIZE))
     server = P4RuntimeServer(program=PROGRAM)

@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dataplane.sim.seeds import derive_seed
+from common.seeds import derive_seed
 
 
 def _traffic(net: Any, senders: list[str], rate_bps: float, size: int, duration_s: float,
              seed: int) -> list[Any]:
-    from intbed.apps.traffic import play, record
+    from orchestration.apps.traffic import play, record
     from traffic.schedules import flows_to_random_servers
     from traffic.sender import Sender
 
@@ -37,7 +37,7 @@ def _traffic(net: Any, senders: list[str], rate_bps: float, size: int, duration_
 
 
 def bench_fabric(duration_s: float = 10.0, seed: int = 0) -> dict[str, Any]:
-    from intbed.simnet import build
+    from orchestration.sim import build
     from topologies.generators import build_topology
 
     topo = build_topology("intlabel-fabric")
@@ -59,7 +59,7 @@ def bench_fabric(duration_s: float = 10.0, seed: int = 0) -> dict[str, Any]:
 
 def bench_fat_tree(k: int = 8, rate_pps: float = 100.0, duration_s: float = 1.0,
                    seed: int = 0) -> dict[str, Any]:
-    from intbed.simnet import build
+    from orchestration.sim import build
     from topologies.generators import build_topology
 
     t_build = time.perf_counter()

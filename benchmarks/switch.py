@@ -42,7 +42,7 @@ from benchmarks.engine import (
     l3_routes,
 )
 from controller.p4rt.protos import protos
-from dataplane.softswitch.netns import (
+from dataplane.testing.netns import (
     VethHost,
     can_create_namespaces,
     rx_packets,
@@ -59,7 +59,7 @@ START_TIMEOUT_S = 60.0
 
 
 class SwitchProcess:
-    """``python -m dataplane.softswitch.main ARGS`` with its output in files
+    """``python -m dataplane.targets.softswitch.main ARGS`` with its output in files
     (a pipe nobody reads would block a chatty switch); the constructor waits
     for the ``Server listening on HOST:PORT`` line."""
 
@@ -72,7 +72,7 @@ class SwitchProcess:
                                                           env.get("PYTHONPATH")]))
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "dataplane.softswitch.main", *args],
+                [sys.executable, "-m", "dataplane.targets.softswitch.main", *args],
                 stdout=out, stderr=err, env=env, cwd=REPO_ROOT)
         self.address = ""
         deadline = time.monotonic() + timeout

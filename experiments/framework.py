@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dataplane.errors import IntbedError
+from common.errors import IntbedError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path("results")
@@ -99,7 +99,7 @@ class Context:
     out_dir: Path
     progress: Callable[[str, int, int], None]
     target: str = "sim"
-    live: Any = None  # intbed.live.LiveOptions on a live target
+    live: Any = None  # orchestration.live.LiveOptions on a live target
 
     def map(self, fn: Callable[[Any], Any], points: Sequence[Any], label: str = "points"
             ) -> list[Any]:
@@ -294,7 +294,7 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
     live = None
     if target != "sim":
-        from intbed.live.options import LiveOptions
+        from orchestration.live.options import LiveOptions
 
         live = LiveOptions(results_dir=out_dir / "live", redis_url=redis)
     ctx = Context(params, seed, quick, max(1, jobs), out_dir,
@@ -313,13 +313,13 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
 
 def _check_live(name: str, target: str, redis: str | None) -> None:
     """Fail before any output when a live target cannot run here."""
-    from intbed.live.network import live_available
+    from orchestration.live.network import live_available
 
     problem = live_available(target)
     if problem is not None:
         raise ExperimentError(f"{name}: {problem}")
     if redis is not None:
-        from intbed.redis_server import connect
+        from orchestration.redis_server import connect
 
         connect(redis).close()
 

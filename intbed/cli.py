@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from dataplane.errors import IntbedError
+from common.errors import IntbedError
 from intbed.commands.bench import bench
 from intbed.commands.p4 import p4
 from intbed.commands.run import list_experiments, run

@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from dataplane.errors import P4SemanticError
+from common.errors import P4SemanticError
 from intbed.cli import cli, main
 
 

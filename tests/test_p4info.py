@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dataplane.errors import P4SemanticError
-from dataplane.p4info import (
+from common.errors import P4SemanticError
+from dataplane.compiler.p4info import (
     PREFIX_ACTION,
     PREFIX_CONTROLLER_HEADER,
     PREFIX_TABLE,
@@ -23,7 +23,7 @@ from dataplane.p4info import (
     shortest_unique_suffixes,
     to_text,
 )
-from dataplane.runtime.schema import (
+from dataplane.compiler.schema import (
     ActionInfo,
     ActionParamInfo,
     ActionRefInfo,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dataplane.errors import Loc, RuntimeConfigError, StfError
-from dataplane.runtime.schema import (
+from common.errors import Loc, RuntimeConfigError, StfError
+from dataplane.compiler.schema import (
     ActionInfo,
     ActionParamInfo,
     ActionRefInfo,
@@ -15,7 +15,7 @@ from dataplane.runtime.schema import (
     ProgramSchema,
     TableInfo,
 )
-from dataplane.stf import (
+from dataplane.testing.stf import (
     Expect,
     McGroupCreate,
     McNodeAssociate,
@@ -384,7 +384,7 @@ def test_ambiguous_table_suffix() -> None:
 
 
 def test_conformance_sample_with_table_entries_passes(samples_dir: Path) -> None:
-    from dataplane.compiler import compile_file
+    from dataplane.compiler.pipeline import compile_file
 
     program = compile_file(samples_dir / "issue2153-bmv2.p4")
     result = run_stf(program, samples_dir / "issue2153-bmv2.stf")
@@ -398,7 +398,7 @@ def test_conformance_sample_with_table_entries_passes(samples_dir: Path) -> None
 
 
 def test_wrong_expectation_fails_with_diff(samples_dir: Path, tmp_path: Path) -> None:
-    from dataplane.compiler import compile_file
+    from dataplane.compiler.pipeline import compile_file
 
     stf = tmp_path / "wrong.stf"
     stf.write_text(

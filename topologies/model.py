@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dataplane.errors import IntbedError, Loc
+from common.errors import IntbedError, Loc
 
 if TYPE_CHECKING:
     import networkx as nx

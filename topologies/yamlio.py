@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from dataplane.errors import Loc
+from common.errors import Loc
 from topologies.model import (
     DEFAULT_HOST_PREFIX_LEN,
     DEFAULT_QUEUE_DEPTH,

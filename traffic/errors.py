@@ -6,7 +6,7 @@ and a ``ValueError`` so library callers can catch it the usual way.
 
 from __future__ import annotations
 
-from dataplane.errors import IntbedError
+from common.errors import IntbedError
 
 
 class TrafficError(IntbedError, ValueError):

@@ -4,7 +4,7 @@ A ``Schedule`` is a precomputed, time-ordered list of send events held as
 flat numpy arrays, so it can be iterated again and again, merged with other
 schedules and handed to the simulator cheaply. Every random choice comes
 from a ``numpy.random.Generator`` seeded by the caller (a run derives one
-seed per stream, see ``dataplane.sim.seeds``); nothing global is touched, so
+seed per stream, see ``common.seeds``); nothing global is touched, so
 the same seed gives the same events bit for bit.
 
 Times are integer microseconds; an event's ``size`` is its Ethernet frame

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dataplane.errors import IntbedError
+from common.errors import IntbedError
 from topologies.model import Topology, ip_to_int
 
 CONFIG_TABLE = "MyEgress.int_config"

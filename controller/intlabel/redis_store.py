@@ -44,11 +44,11 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from common.errors import IntbedError
 from controller.intlabel.aging import ExpireCallback
 from controller.intlabel.clock import Clock
 from controller.intlabel.database import IntRecord, Key, UpdateListener
 from controller.intlabel.report import IntItem
-from dataplane.errors import IntbedError
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from dataplane.errors import IntbedError
+from common.errors import IntbedError
 
 REPORT_UDP_PORT = 32766
 REPORT_VERSION = 1

@@ -43,7 +43,7 @@ Callback = Callable[[Any], None]
 
 def device_config(name: str, source: str) -> bytes:
     """An intbed switch's ``p4_device_config`` for P4-16 ``source`` (see
-    ``dataplane.runtime.grpc_server``: ``{"format": "intbed-p4", ...}``)."""
+    ``dataplane.control.grpc_server``: ``{"format": "intbed-p4", ...}``)."""
     doc = {"format": DEVICE_CONFIG_FORMAT, "name": name, "source": source}
     return json.dumps(doc, sort_keys=True).encode()
 

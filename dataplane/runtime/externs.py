@@ -14,7 +14,7 @@ import random as _random
 from collections.abc import Callable, Sequence
 from struct import unpack_from
 
-from dataplane.errors import P4UnsupportedError, RuntimeConfigError
+from common.errors import P4UnsupportedError, RuntimeConfigError
 
 MASK64 = (1 << 64) - 1
 

@@ -17,8 +17,8 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from dataplane.errors import P4UnsupportedError, RuntimeConfigError
-from dataplane.runtime.schema import TableInfo
+from common.errors import P4UnsupportedError, RuntimeConfigError
+from dataplane.compiler.schema import TableInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ def trace_paths(net: Any, topo: Any, cfg: RunConfig) -> dict[str, Any]:
     """Per flow (sender, server): the (switch, port) egress hops its packets
     take, found by sending one of its packets through the switches; and
     every port's packet count."""
-    from intbed.simnet import COLLECTOR_PORT
+    from orchestration.sim import COLLECTOR_PORT
     from traffic.packets import FlowSpec, PacketFactory
 
     paths: dict[str, list[tuple[str, int]]] = {}

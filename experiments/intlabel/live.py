@@ -4,7 +4,7 @@ The same ``RunConfig`` as the sim (``runs.run_intlabel``): the same
 topology, program, switch configuration, sender schedules and controller
 apps, but on the wall clock, with real processes and Redis:
 
-- the network is ``intbed.live.LiveNetwork`` (switch pcaps on, for the
+- the network is ``orchestration.live.LiveNetwork`` (switch pcaps on, for the
   ground truth); routes and INT-label's tables go in over P4Runtime/gRPC;
 - the INT database and Pro's aging store are Redis (``RedisIntDatabase``,
   ``RedisAgingStore``: expiry events plus the deadline backstop), on a
@@ -48,6 +48,8 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+from common.errors import IntbedError
+from common.seeds import derive_seed
 from controller.intlabel import (
     Collector,
     CollectorEndpoint,
@@ -56,8 +58,6 @@ from controller.intlabel import (
 )
 from controller.intlabel.redis_store import RedisAgingStore, RedisIntDatabase
 from controller.intlabel.wallclock import WallClock
-from dataplane.errors import IntbedError
-from dataplane.sim.seeds import derive_seed
 from experiments.intlabel.metrics import (
     GroundTruth,
     RunMetrics,
@@ -65,11 +65,11 @@ from experiments.intlabel.metrics import (
     report_packet_id,
 )
 from experiments.intlabel.runs import RunConfig, run_topology, sender_schedules
-from intbed.live.network import LiveNetwork, LiveTargetError, live_available
-from intbed.live.options import LiveOptions, next_run_dir
-from intbed.live.tap import FrameTap
-from intbed.live.traffic import LiveTraffic
-from intbed.simnet import COLLECTOR_IP, COLLECTOR_MAC, COLLECTOR_PORT, program_path
+from orchestration.live.network import LiveNetwork, LiveTargetError, live_available
+from orchestration.live.options import LiveOptions, next_run_dir
+from orchestration.live.tap import FrameTap
+from orchestration.live.traffic import LiveTraffic
+from orchestration.sim import COLLECTOR_IP, COLLECTOR_MAC, COLLECTOR_PORT, program_path
 
 SENDER_SLACK_S = 30.0  # beyond the schedule's length before a sender counts as stuck
 # Redis keeps TTLs in whole milliseconds and stamps deadlines on its own
@@ -138,7 +138,7 @@ class _LiveRun:
     def _redis_url(self) -> str:
         if self.opts.redis_url is not None:
             return self.opts.redis_url
-        from intbed.redis_server import RedisServer
+        from orchestration.redis_server import RedisServer
 
         return self.stack.enter_context(RedisServer()).url
 

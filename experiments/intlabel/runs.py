@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from common.errors import IntbedError
+from common.seeds import derive_seed
 from controller.intlabel import (
     Collector,
     CollectorEndpoint,
@@ -24,8 +26,6 @@ from controller.intlabel import (
     ProLoop,
     configure_switch,
 )
-from dataplane.errors import IntbedError
-from dataplane.sim.seeds import derive_seed
 from experiments.intlabel.metrics import (
     GroundTruth,
     RunMetrics,
@@ -216,7 +216,7 @@ def sender_schedules(topo: Any, cfg: RunConfig) -> list[tuple[str, Any]]:
 
 
 def _play_traffic(net: Any, cfg: RunConfig) -> int:
-    from intbed.apps.traffic import play
+    from orchestration.apps.traffic import play
     from traffic.sender import Sender
 
     total = 0
@@ -232,15 +232,15 @@ def run_intlabel(cfg: RunConfig,
     """Build, configure, run and measure one INT-label run. ``inspect(net,
     topo, cfg)`` runs on the finished network; what it returns lands in
     ``RunMetrics.extra``. A live ``cfg.target`` runs through
-    ``run_intlabel_live`` with ``live`` (``intbed.live.LiveOptions``)."""
+    ``run_intlabel_live`` with ``live`` (``orchestration.live.LiveOptions``)."""
     if cfg.target != "sim":
         if inspect is not None:
             raise RunConfigError("inspect hooks need the sim target")
         from experiments.intlabel.live import run_intlabel_live
 
         return run_intlabel_live(cfg, cfg.target, options=live)
-    from dataplane.compiler import compile_file
-    from intbed.simnet import (
+    from dataplane.compiler.pipeline import compile_file
+    from orchestration.sim import (
         COLLECTOR_IP,
         COLLECTOR_MAC,
         COLLECTOR_PORT,

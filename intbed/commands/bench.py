@@ -67,7 +67,7 @@ def switch_bench(as_json: bool, seconds: float) -> None:
     import os
 
     from benchmarks.switch import run_switch_benchmarks
-    from dataplane.errors import IntbedError
+    from common.errors import IntbedError
 
     if os.geteuid() != 0:
         raise IntbedError("intbed bench switch needs root (network namespaces and veths)")

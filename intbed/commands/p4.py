@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import click
 
-from dataplane.errors import IntbedError
+from common.errors import IntbedError
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -29,7 +29,7 @@ def p4() -> None:
 @click.argument("file", type=_FILE)
 def check(file: Path) -> None:
     """Compile FILE and report its size, or the first error."""
-    from dataplane.compiler import compile_file
+    from dataplane.compiler.pipeline import compile_file
 
     schema = compile_file(file).schema
     click.echo(f"ok: {len(schema.tables)} tables, {len(schema.actions)} actions")
@@ -39,8 +39,8 @@ def check(file: Path) -> None:
 @click.argument("file", type=_FILE)
 def info(file: Path) -> None:
     """Print FILE's P4Info in protobuf text format, as p4c writes it."""
-    from dataplane.compiler import compile_file
-    from dataplane.p4info import build_p4info, to_text
+    from dataplane.compiler.p4info import build_p4info, to_text
+    from dataplane.compiler.pipeline import compile_file
 
     click.echo(to_text(build_p4info(compile_file(file).schema)), nl=False)
 
@@ -55,15 +55,15 @@ def info(file: Path) -> None:
 def stf(file: Path, test: Path, target: str) -> None:
     """Run the STF packet test TEST on FILE; exit 1 with a diff if it fails."""
     if target == "bmv2":
-        from intbed.targets.bmv2_stf import available, run_stf_bmv2
+        from orchestration.targets.bmv2_stf import available, run_stf_bmv2
 
         reason = available()
         if reason is not None:
             raise IntbedError(reason)
         result = run_stf_bmv2(file, test)
     else:
-        from dataplane.compiler import compile_file
-        from dataplane.stf import run_stf
+        from dataplane.compiler.pipeline import compile_file
+        from dataplane.testing.stf import run_stf
 
         result = run_stf(compile_file(file), test)
     if not result.passed:
@@ -82,7 +82,7 @@ def conformance(directory: Path, jobs: int) -> None:
     Prints one PASS/FAIL line per program and 'N passed, M failed'; exits 1
     if any failed.
     """
-    from dataplane.stf import find_conformance_cases, run_conformance_case
+    from dataplane.testing.stf import find_conformance_cases, run_conformance_case
 
     cases = find_conformance_cases(directory)
     if not cases:

@@ -30,8 +30,8 @@ def ping(topo_name: str, program: str, net_seed: int, as_json: bool, show_all: b
          **params: Any) -> None:
     """All-pairs ping: reachability and round-trip times against the links'
     delays."""
-    from intbed.apps.ping import PAYLOAD, all_pairs, expected_rtt_us
-    from intbed.simnet import build
+    from orchestration.apps.ping import PAYLOAD, all_pairs, expected_rtt_us
+    from orchestration.sim import build
     from topologies.generators import build_topology
 
     topo = build_topology(topo_name, **params)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dataplane.compiler import compile_file
-from dataplane.engine.switch import Switch
+from dataplane.compiler.pipeline import compile_file
+from dataplane.runtime.switch import Switch
 
 HEAD = """#include <core.p4>
 #include <v1model.p4>
@@ -85,8 +85,8 @@ def test_copy_in_copy_out(tmp_path: Path) -> None:
 
 
 def test_generated_code_is_deterministic(tmp_path: Path) -> None:
-    from dataplane.compiler import compile_program
-    from dataplane.frontend.parser import parse_file
+    from dataplane.compiler.frontend.parser import parse_file
+    from dataplane.compiler.pipeline import compile_program
 
     src = tmp_path / "prog.p4"
     src.write_text(HEAD + "control I(inout H hdr, inout M m, inout standard_metadata_t sm) "
@@ -97,7 +97,7 @@ def test_generated_code_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_digest_with_typed_list_and_assert(tmp_path: Path) -> None:
-    from dataplane.engine.support import AssertionFailed
+    from dataplane.runtime.support import AssertionFailed
 
     body = """apply { digest<M>(1, {hdr.h.b}); assert(hdr.h.a != 9); }"""
     sw_out = run(tmp_path, body, bytes([1, 2, 0, 3]))
@@ -112,7 +112,7 @@ def test_digest_with_typed_list_and_assert(tmp_path: Path) -> None:
 
 
 def test_hash_random_is_refused_at_compile_time(tmp_path: Path) -> None:
-    from dataplane.errors import P4UnsupportedError
+    from common.errors import P4UnsupportedError
 
     body = """apply { hash(hdr.h.c, HashAlgorithm.random, 16w0, {hdr.h.a}, 16w8); }"""
     with pytest.raises(P4UnsupportedError, match="random"):

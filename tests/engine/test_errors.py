@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dataplane.compiler import compile_file
-from dataplane.errors import P4SemanticError, P4SyntaxError, P4UnsupportedError
+from common.errors import P4SemanticError, P4SyntaxError, P4UnsupportedError
+from dataplane.compiler.pipeline import compile_file
 from intbed.cli import cli as main
 
 PRELUDE = """#include <core.p4>

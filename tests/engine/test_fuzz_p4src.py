@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dataplane.compiler import compile_file
-from dataplane.engine.switch import Switch
+from dataplane.compiler.pipeline import compile_file
+from dataplane.runtime.switch import Switch
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"
 PROGRAMS = sorted(P4SRC.glob("*.p4"))

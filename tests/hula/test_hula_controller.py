@@ -20,7 +20,7 @@ from controller.hula import (
     switch_tiers,
     tor_ids,
 )
-from intbed.simnet import build
+from orchestration.sim import build
 from topologies.generators import build_topology, fat_tree
 from topologies.model import Topology, TopologyError
 

@@ -1,11 +1,11 @@
-"""intbed/apps/hula.py: probe frames, the probe generator on the sim target,
+"""orchestration/apps/hula.py: probe frames, the probe generator on the sim target,
 and the figure-14 loss run (INT-label section 6, figure 14)."""
 
 from __future__ import annotations
 
 import pytest
 
-from intbed.apps.hula import (
+from orchestration.apps.hula import (
     PROBE_FRAME_BYTES,
     HulaProber,
     ProbeOrigin,

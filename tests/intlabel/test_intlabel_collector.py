@@ -7,7 +7,7 @@ import struct
 from intlabel_frames import item_bytes, report_frame
 
 from controller.intlabel import Collector, MemoryIntDatabase
-from dataplane.sim.events import Simulator
+from dataplane.targets.sim.events import Simulator
 from experiments.intlabel.metrics import (
     GroundTruth,
     frame_packet_id,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from common.errors import IntbedError
 from controller.intlabel import (
     Collector,
     CollectorEndpoint,
@@ -18,8 +19,7 @@ from controller.intlabel import (
     configure_switch,
 )
 from controller.intlabel.config import report_source_ip
-from dataplane.errors import IntbedError
-from intbed.simnet import COLLECTOR_IP, COLLECTOR_MAC, COLLECTOR_PORT, build
+from orchestration.sim import COLLECTOR_IP, COLLECTOR_MAC, COLLECTOR_PORT, build
 from topologies.generators import line
 from topologies.model import ip_to_int, mac_to_int
 
@@ -159,4 +159,4 @@ def test_controller_needs_no_data_plane() -> None:
             "print(sorted(m for m in sys.modules if m.startswith('dataplane')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=str(Path(__file__).resolve().parents[2]))
-    assert out.stdout.strip() == "['dataplane', 'dataplane.errors']"
+    assert out.stdout.strip() == "[]"

@@ -7,7 +7,7 @@ import pytest
 from controller.intlabel.aging import MemoryAgingStore
 from controller.intlabel.database import IntRecord, MemoryIntDatabase
 from controller.intlabel.report import IntItem
-from dataplane.sim.events import Simulator
+from dataplane.targets.sim.events import Simulator
 
 
 def item(switch: int, port: int, label_time: int, latency: int = 0) -> IntItem:

@@ -20,16 +20,16 @@ from pathlib import Path
 
 import pytest
 
+from common.errors import IntbedError
 from controller.intlabel import Collector, MemoryIntDatabase
 from controller.intlabel.redis_store import RedisIntDatabase
-from dataplane.errors import IntbedError
 from experiments.framework import ExperimentError, run_experiment
 from experiments.intlabel.live import pro_reactions
 from experiments.intlabel.runs import RunConfig, run_intlabel
-from intbed.live.network import live_available
-from intbed.live.options import LiveOptions
-from intbed.live.snapshot import leftovers, snapshot
-from intbed.redis_server import RedisServer, redis_available
+from orchestration.live.network import live_available
+from orchestration.live.options import LiveOptions
+from orchestration.live.snapshot import leftovers, snapshot
+from orchestration.redis_server import RedisServer, redis_available
 from topologies.generators import build_topology
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "intlabel"))

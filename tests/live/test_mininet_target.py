@@ -27,14 +27,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dataplane.errors import IntbedError
-from dataplane.frontend.preprocess import flatten_includes as flatten
-from intbed.live.netutil import in_namespace_of, packet_socket
-from intbed.live.network import LiveNetwork, live_available, read_counters
-from intbed.live.pcap import iter_pcap
-from intbed.live.snapshot import leftovers, snapshot
-from intbed.live.traffic import LiveTraffic
-from intbed.live.watchdog import SwitchWatchdog
+from common.errors import IntbedError
+from dataplane.compiler.frontend.preprocess import flatten_includes as flatten
+from orchestration.live.netutil import in_namespace_of, packet_socket
+from orchestration.live.network import LiveNetwork, live_available, read_counters
+from orchestration.live.pcap import iter_pcap
+from orchestration.live.snapshot import leftovers, snapshot
+from orchestration.live.traffic import LiveTraffic
+from orchestration.live.watchdog import SwitchWatchdog
 from topologies.generators import build_topology
 from traffic.live import (
     build_frames,
@@ -142,8 +142,8 @@ def test_flatten_inlines_quoted_includes_with_line_markers(tmp_path: Path) -> No
 
 
 def test_flattened_int_label_compiles_to_the_same_p4info(tmp_path: Path) -> None:
-    from dataplane.compiler import compile_file
-    from dataplane.p4info import build_p4info, to_text
+    from dataplane.compiler.p4info import build_p4info, to_text
+    from dataplane.compiler.pipeline import compile_file
 
     flat = tmp_path / "int_label.p4"
     flat.write_text(flatten(REPO / "p4src" / "int_label.p4"))
@@ -184,7 +184,7 @@ def test_switch_counters_from_the_log(tmp_path: Path) -> None:
 
 
 def test_leftovers_count_the_callers_processes_only() -> None:
-    from intbed.live.snapshot import Snapshot
+    from orchestration.live.snapshot import Snapshot
 
     me = os.getpid()
     before = Snapshot(frozenset({"a"}), frozenset({"lo"}), frozenset(),
@@ -248,7 +248,7 @@ def test_line_network_forwards_kernel_and_raw_traffic(clean: None, tmp_path: Pat
         assert "10.0.2.1 dev h1-eth0 lladdr 00:00:00:00:00:02 PERMANENT" in node.cmd("ip neigh")
         assert node.cmd("cat /proc/sys/net/ipv6/conf/h1-eth0/disable_ipv6").strip() == "1"
         assert "tbf" in node.cmd("tc qdisc show dev h1-eth0")
-        from intbed.live.netutil import disable_offloads
+        from orchestration.live.netutil import disable_offloads
 
         assert disable_offloads("h1-eth0", net.host_pid("h1")) == dict.fromkeys(
             ("gro", "gso", "tso", "sg", "tx", "rx"), 0)
@@ -332,7 +332,7 @@ def test_traffic_processes_replay_a_schedule(clean: None, tmp_path: Path) -> Non
 SIGNAL_SCRIPT = """
 import sys, time
 sys.path.insert(0, {repo!r})
-from intbed.live.network import LiveNetwork
+from orchestration.live.network import LiveNetwork
 from topologies.generators import build_topology
 net = LiveNetwork(build_topology("line", n=2), {prog!r}, run_dir={run!r})
 try:

@@ -17,9 +17,9 @@ import pytest
 
 from controller.p4rt import DigestList, P4RuntimeClient, P4RuntimeError, PacketIn, RpcError, protos
 from controller.p4rt.grpc_transport import GrpcTransport, device_config
-from dataplane.compiler import compile_file
-from dataplane.p4info import build_p4info
-from dataplane.runtime.grpc_server import P4RuntimeServer, decode_device_config
+from dataplane.compiler.p4info import build_p4info
+from dataplane.compiler.pipeline import compile_file
+from dataplane.control.grpc_server import P4RuntimeServer, decode_device_config
 
 pb = protos().p4runtime_pb2
 REPO = Path(__file__).resolve().parents[2]

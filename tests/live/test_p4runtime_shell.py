@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from dataplane.compiler import compile_file
-from dataplane.p4info import build_p4info, to_text
-from dataplane.runtime.grpc_server import P4RuntimeServer, api_version, encode_device_config
+from dataplane.compiler.p4info import build_p4info, to_text
+from dataplane.compiler.pipeline import compile_file
+from dataplane.control.grpc_server import P4RuntimeServer, api_version, encode_device_config
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = Path(__file__).resolve().parent / "shell_counter.p4"

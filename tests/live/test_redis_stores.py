@@ -1,6 +1,6 @@
 """INT-label's Redis stores on a private redis-server, on the wall clock.
 
-The server is started once for the module by ``intbed.redis_server``; the
+The server is started once for the module by ``orchestration.redis_server``; the
 tests that need it are skipped, with that reason, only when the
 ``redis-server`` binary is missing. TTLs are 50-200 ms; upper bounds on
 timings leave room for a loaded machine, lower bounds are exact (Redis
@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import redis
 
+from common.errors import IntbedError
 from controller.intlabel.database import IntRecord, MemoryIntDatabase
 from controller.intlabel.pro import LABEL_ALL_SHIFT, ProLoop
 from controller.intlabel.redis_store import (
@@ -31,8 +32,7 @@ from controller.intlabel.redis_store import (
 )
 from controller.intlabel.report import IntItem
 from controller.intlabel.wallclock import WallClock
-from dataplane.errors import IntbedError
-from intbed.redis_server import (
+from orchestration.redis_server import (
     INSTALL_HINT,
     RedisServer,
     RedisServerError,

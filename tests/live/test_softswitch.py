@@ -3,7 +3,7 @@ process on veth pairs between network namespaces, driven over P4Runtime/gRPC.
 
 The live tests need root (namespaces, veths, AF_PACKET); without it they are
 skipped with that reason. Each one starts ``python -m
-dataplane.softswitch.main`` as simple_switch_grpc is started, sends raw
+dataplane.targets.softswitch.main`` as simple_switch_grpc is started, sends raw
 frames from one namespace and reads them in another, and checks that
 teardown leaves no namespace, link or process behind.
 """
@@ -23,9 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from dataplane.softswitch.cli import SwitchConfigError, SwitchOptions, parse_args
-from dataplane.softswitch.main import main
-from dataplane.softswitch.netns import (
+from dataplane.targets.softswitch.cli import SwitchConfigError, SwitchOptions, parse_args
+from dataplane.targets.softswitch.main import main
+from dataplane.targets.softswitch.ports import PcapWriter, read_pcap
+from dataplane.targets.softswitch.tm import EgressQueue, TrafficManager
+from dataplane.testing.netns import (
     VethHost,
     can_create_namespaces,
     link_exists,
@@ -33,8 +35,6 @@ from dataplane.softswitch.netns import (
     ns_socket,
     veth_hosts,
 )
-from dataplane.softswitch.ports import PcapWriter, read_pcap
-from dataplane.softswitch.tm import EgressQueue, TrafficManager
 
 REPO = Path(__file__).resolve().parents[2]
 L3 = REPO / "p4src" / "l3_forward.p4"
@@ -515,9 +515,9 @@ def test_in_process_switch_ignores_frames_others_send_out_of_its_ports(hosts) ->
     raw socket); with PACKET_IGNORE_OUTGOING off, the receive loop itself
     must skip them (sll_pkttype PACKET_OUTGOING) instead of taking them
     for arrivals."""
-    from dataplane.compiler import compile_file
+    from dataplane.compiler.pipeline import compile_file
     from dataplane.runtime.tables import Lpm
-    from dataplane.softswitch.main import SoftSwitch
+    from dataplane.targets.softswitch.main import SoftSwitch
 
     h1, h2 = hosts
     opts = parse_args(["-i", f"1@{h1.switch_iface}", "-i", f"2@{h2.switch_iface}", str(L3)])

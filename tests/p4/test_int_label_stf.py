@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from dataplane.compiler import CompiledProgram, compile_file
-from dataplane.engine.switch import Switch
+from dataplane.compiler.pipeline import CompiledProgram, compile_file
+from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Lpm
-from dataplane.stf import run_stf
+from dataplane.testing.stf import run_stf
 
 HERE = Path(__file__).resolve().parent
 PROGRAM = HERE.parents[1] / "p4src" / "int_label.p4"

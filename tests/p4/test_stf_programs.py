@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dataplane.compiler import compile_file
-from dataplane.stf import run_stf
+from dataplane.compiler.pipeline import compile_file
+from dataplane.testing.stf import run_stf
 
 HERE = Path(__file__).resolve().parent
 P4SRC = HERE.parents[1] / "p4src"

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from controller.p4rt import InProcessTransport, P4RuntimeClient
-from dataplane.compiler import compile_file
-from dataplane.engine.switch import Switch
-from dataplane.runtime.service import RuntimeService
+from dataplane.compiler.pipeline import compile_file
+from dataplane.control.service import RuntimeService
+from dataplane.runtime.switch import Switch
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -130,7 +130,7 @@ def test_in_process_transport_translates_refusals_only():
 
 
 def test_convert_crosses_descriptor_pools():
-    from dataplane.p4info import p4runtime_protos
+    from dataplane.compiler.p4info import p4runtime_protos
 
     theirs = p4runtime_protos().p4runtime_pb2
     ours = pb.WriteRequest(device_id=3)

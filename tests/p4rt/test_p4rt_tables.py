@@ -7,7 +7,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from controller.p4rt import P4RuntimeError, UnknownNameError, UpdateError, protos
-from dataplane.p4info import load_text
+from dataplane.compiler.p4info import load_text
 
 pb = protos().p4runtime_pb2
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dataplane.errors import RuntimeConfigError
+from common.errors import RuntimeConfigError
 from dataplane.runtime.externs import (
     GREEN,
     RED,

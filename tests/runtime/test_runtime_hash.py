@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scapy.layers.inet import IP, UDP
 
-from dataplane.errors import P4UnsupportedError
+from common.errors import P4UnsupportedError
 from dataplane.runtime.externs import (
     HASH_ALGORITHMS,
     checksum_value,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dataplane.errors import P4UnsupportedError, RuntimeConfigError
+from common.errors import P4UnsupportedError, RuntimeConfigError
+from dataplane.compiler.schema import ActionRefInfo, MatchFieldInfo, TableInfo
 from dataplane.runtime.externs import GREEN, RED, Meter
-from dataplane.runtime.schema import ActionRefInfo, MatchFieldInfo, TableInfo
 from dataplane.runtime.tables import (
     Exact,
     Lpm,

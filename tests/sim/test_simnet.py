@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from benchmarks.sim import _traffic
-from intbed.apps.ping import PAYLOAD, all_pairs, expected_rtt_us
 from intbed.cli import cli
-from intbed.simnet import build
+from orchestration.apps.ping import PAYLOAD, all_pairs, expected_rtt_us
+from orchestration.sim import build
 from topologies.generators import build_topology
 
 

@@ -6,11 +6,11 @@ import math
 import struct
 from pathlib import Path
 
-from dataplane.compiler import compile_file
-from dataplane.engine.switch import Switch
-from dataplane.sim.events import NS_PER_S, Simulator
-from dataplane.sim.network import HostNic, SimHost, SimSwitch, Wire
-from dataplane.sim.seeds import stream
+from common.seeds import stream
+from dataplane.compiler.pipeline import compile_file
+from dataplane.runtime.switch import Switch
+from dataplane.targets.sim.events import NS_PER_S, Simulator
+from dataplane.targets.sim.network import HostNic, SimHost, SimSwitch, Wire
 
 PROGRAM = Path(__file__).with_name("qmeta.p4")
 QM = struct.Struct("!IIII6s6sI")

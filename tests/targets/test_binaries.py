@@ -1,4 +1,4 @@
-"""intbed.targets.binaries: exact command lines of both switch binaries, and
+"""orchestration.targets.binaries: exact command lines of both switch binaries, and
 the start-up and teardown sequence against the fake p4c / BMv2 of fakebin/."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dataplane.compiler import compile_file
-from dataplane.errors import IntbedError
-from dataplane.p4info import build_p4info, to_text
-from intbed.targets.binaries import (
+from common.errors import IntbedError
+from dataplane.compiler.p4info import build_p4info, to_text
+from dataplane.compiler.pipeline import compile_file
+from orchestration.targets.binaries import (
     BINARIES,
     Bmv2Switch,
     IntbedSwitch,
@@ -224,7 +224,7 @@ def test_wait_ready_times_out_without_a_server() -> None:
 
 def test_intbed_switch_accepts_the_command_line() -> None:
     """The argv IntbedSwitch writes is one intbed-switch's own parser reads back."""
-    from dataplane.softswitch.cli import parse_args
+    from dataplane.targets.softswitch.cli import parse_args
 
     prepared = Prepared(source=FWD, program=FWD, p4info=Path("/c/fwd.p4info.txtpb"))
     argv = IntbedSwitch(executable=["intbed-switch"]).command(

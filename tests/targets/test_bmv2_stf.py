@@ -1,4 +1,4 @@
-"""intbed.targets.bmv2_stf: STF -> simple_switch_CLI translation, pcap files,
+"""orchestration.targets.bmv2_stf: STF -> simple_switch_CLI translation, pcap files,
 and whole runs against the fake p4c / simple_switch / simple_switch_CLI of
 fakebin/ (a BMv2-like file-driven switch with a one-table program). Tests on
 real BMv2 run only where p4c and BMv2 are installed."""
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dataplane.errors import IntbedError, StfError
-from dataplane.stf import parse_stf_text
+from common.errors import IntbedError, StfError
+from dataplane.testing.stf import parse_stf_text
 from intbed.cli import cli
-from intbed.targets.bmv2_stf import (
+from orchestration.targets.bmv2_stf import (
     Bmv2Program,
     Disagreement,
     available,

@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from dataplane.sim.seeds import derive_seed
+from common.seeds import derive_seed
 from traffic.errors import TrafficError
 from traffic.packets import Endpoint, FlowSpec
 from traffic.schedules import (

@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     if code:
         sys.stderr.write("fake switch: cannot start\n")
         return int(code)
-    from dataplane.runtime.grpc_server import P4RuntimeServer
+    from dataplane.control.grpc_server import P4RuntimeServer
 
     target = argv[argv.index("--") + 1:] if "--" in argv else []
     grpc_addr = option(target, "--grpc-server-addr", "0.0.0.0:9559")

@@ -1,0 +1,1170 @@
+"""Calls: actions, functions, tables, nested blocks, v1model externs and
+packet_in/packet_out methods, with P4's copy-in/copy-out semantics."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dataplane.compiler.codegen.values import (
+    ApplyResultT,
+    LValue,
+    Val,
+    const,
+    location,
+    offset,
+    slot,
+)
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.scope import (
+    ActionSym,
+    BlockInstSym,
+    ExternFuncSym,
+    FuncSym,
+    InstanceSym,
+    Scope,
+    TableSym,
+    ValueSetSym,
+    VarSym,
+)
+from dataplane.compiler.frontend.types import (
+    BitT,
+    BoolT,
+    DontCareT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    IntT,
+    StackT,
+    StructLikeT,
+    StructT,
+    TupleT,
+    Type,
+    UnionT,
+    VarbitT,
+    VoidT,
+    field_bits,
+    is_compound,
+    slots,
+    strip,
+)
+from dataplane.compiler import schema as sc
+
+if TYPE_CHECKING:
+    from dataplane.compiler.codegen.generator import CodeGen
+
+MATCH_KINDS = {"exact", "lpm", "ternary", "range", "optional", "selector"}
+
+
+class ExternMixin:
+    """Call compilation for CodeGen."""
+
+    # ------------------------------------------------------------ arguments
+
+    def bind_args(self: CodeGen, params: list[ast.Param], args: list[ast.Arg],
+                  node: ast.Node) -> list[ast.Expr | None]:
+        """Arguments in parameter order (named arguments allowed)."""
+        bound: list[ast.Expr | None] = [None] * len(params)
+        names = [p.name for p in params]
+        pos = 0
+        for a in args:
+            if a.name is not None:
+                if a.name not in names:
+                    raise self.err(a, f"no parameter named '{a.name}'")
+                bound[names.index(a.name)] = a.value
+            else:
+                if pos >= len(params):
+                    raise self.err(node, f"too many arguments: expected {len(params)}")
+                bound[pos] = a.value
+                pos += 1
+        for i, p in enumerate(params):
+            if bound[i] is None:
+                if p.default is not None:
+                    bound[i] = p.default
+                elif not any(an.name == "optional" for an in p.annotations):
+                    raise self.err(node, f"missing argument for parameter '{p.name}'")
+        return bound
+
+    def invoke(self: CodeGen, params: list[ast.Param], psyms: list[VarSym],
+               args: list[ast.Expr | None], fn: str, node: ast.Node,
+               ret: Type | None = None) -> Val:
+        """Copy in, call ``fn(s)``, copy out (spec 6.8: arguments are
+        evaluated left to right; out/inout locations are fixed before the
+        call)."""
+        loads: list[tuple[VarSym, str, bool]] = []
+        outs: list[tuple[LValue, VarSym]] = []
+        for p, psym, a in zip(params, psyms, args):
+            if a is None:
+                continue
+            t = psym.type
+            if p.direction in ("", "in"):
+                v = self.coerce(self.ev(a, t), t, a)
+                tmp = self.fresh("a")
+                if v.parts is not None:
+                    self.w(f"{tmp} = ({', '.join(v.parts)},)")
+                    loads.append((psym, tmp, True))
+                else:
+                    self.w(f"{tmp} = {v.code}")
+                    loads.append((psym, tmp, False))
+                continue
+            if isinstance(a, ast.DontCare):
+                if p.direction == "out":
+                    loads.append((psym, "", False))
+                continue
+            lv = self.lval(a)
+            if lv.slice is None and not _same_layout(lv.type, t):
+                raise self.err(a, f"argument of type {lv.type} does not match parameter "
+                                  f"'{p.name}' of type {t}")
+            if p.direction == "inout":
+                cur = self.read_lvalue(lv)
+                tmp = self.fresh("a")
+                if cur.parts is not None:
+                    self.w(f"{tmp} = ({', '.join(cur.parts)},)")
+                    loads.append((psym, tmp, True))
+                else:
+                    self.w(f"{tmp} = {cur.code}")
+                    loads.append((psym, tmp, False))
+            else:
+                loads.append((psym, "", False))
+            outs.append((lv, psym))
+        for psym, tmp, compound in loads:
+            if not tmp:
+                self.invalidate_headers(psym.type, psym.base)
+            elif compound:
+                n = slots(psym.type)
+                self.w(f"s[{psym.base}:{psym.base + n}] = {tmp}")
+            else:
+                self.w(f"{slot(psym.base)} = {tmp}")
+        result = Val(VoidT())
+        call = f"{fn}(s)"
+        if ret is not None and not isinstance(strip(ret), VoidT):
+            r = self.fresh("r")
+            call = f"{r} = {call}"
+            if is_compound(ret):
+                result = Val(ret, parts=[f"{r}[{k}]" for k in range(slots(ret))])
+            else:
+                result = Val(ret, code=r)
+        if outs:
+            with self.w.block("try"):
+                self.w(call)
+            with self.w.block("except ExitPipeline"):
+                for lv, psym in outs:
+                    self.store(lv, location(psym.type, psym.base))
+                self.w("raise")
+            for lv, psym in outs:
+                self.store(lv, location(psym.type, psym.base))
+        else:
+            self.w(call)
+        return result
+
+    def read_lvalue(self: CodeGen, lv: LValue) -> Val:
+        if lv.slice is not None:
+            hi, lo = lv.slice
+            return Val(lv.type, code=f"(({slot(lv.base)} >> {lo}) & {(1 << (hi - lo + 1)) - 1})")
+        return location(lv.type, lv.base)
+
+    def frame(self: CodeGen, params: list[ast.Param], scope: Scope) -> list[VarSym]:
+        syms = []
+        for p in params:
+            t = self.resolve_type(p.type, scope)
+            sym = VarSym(t, self.alloc(t))
+            scope.names[p.name] = sym
+            syms.append(sym)
+        return syms
+
+    # -------------------------------------------------------------- actions
+
+    def gen_action(self: CodeGen, sym: ActionSym) -> tuple[str, list[VarSym]]:
+        key = id(sym)
+        if key in self._generated:
+            return self._generated[key]  # type: ignore[return-value]
+        scope = sym.scope.child()
+        psyms = self.frame(sym.decl.params, scope)
+        name = f"a_{_ident(sym.qname)}_{len(self.funcs)}"
+        self._generated[key] = (name, psyms)  # type: ignore[assignment]
+        from dataplane.compiler.codegen.generator import FuncCtx
+
+        with self.function(f"{name}(s)", FuncCtx("action", prefix=sym.prefix), scope):
+            self.stmts(sym.decl.body.stmts)
+        # p4c's P4Info lists every action the program uses, called directly
+        # or through a table.
+        self.register_action_info(sym)
+        return name, psyms
+
+    def call_action(self: CodeGen, sym: ActionSym, args: list[ast.Arg], node: ast.Node) -> Val:
+        name, psyms = self.gen_action(sym)
+        bound = self.bind_args(sym.decl.params, args, node)
+        return self.invoke(sym.decl.params, psyms, bound, name, node)
+
+    def action_id(self: CodeGen, sym: ActionSym) -> int:
+        if sym.index < 0:
+            sym.index = len(self.action_syms)
+            self.action_syms.append(sym)
+        return sym.index
+
+    def call_function(self: CodeGen, sym: FuncSym, e: ast.Call) -> Val:
+        key = id(sym)
+        decl = sym.decl
+        if decl.type_params:
+            raise self.unsupported(e, f"generic function '{decl.name}'")
+        if key not in self._generated:
+            scope = sym.scope.child()
+            psyms = self.frame(decl.params, scope)
+            rt = self.resolve_type(decl.return_type, scope)
+            name = f"f_{_ident(decl.name)}_{len(self.funcs)}"
+            self._generated[key] = (name, psyms, rt)  # type: ignore[assignment]
+            from dataplane.compiler.codegen.generator import FuncCtx
+
+            with self.function(f"{name}(s)", FuncCtx("function", return_type=rt), scope):
+                self.stmts(decl.body.stmts)
+        name, psyms, rt = self._generated[key]  # type: ignore[misc]
+        bound = self.bind_args(decl.params, e.args, e)
+        return self.invoke(decl.params, psyms, bound, name, e, rt)
+
+    # --------------------------------------------------------------- blocks
+
+    def apply_block(self: CodeGen, sym: BlockInstSym, e: ast.Call) -> Val:
+        key = id(sym)
+        decl = sym.decl
+        if key not in self._generated:
+            scope = Scope(self.root)
+            psyms = self.frame(decl.params, scope)
+            bindings = dict(scope.names)
+            for p, ps in zip(decl.params, psyms):
+                if isinstance(strip(ps.type), ExternT):
+                    bindings[p.name] = VarSym(ps.type, -1)
+            fn = self.gen_block(decl, sym.qname, bindings, sym.ctor_args, sym.scope)
+            self._generated[key] = (fn, psyms)  # type: ignore[assignment]
+        fn, psyms = self._generated[key]  # type: ignore[misc]
+        bound = self.bind_args(decl.params, e.args, e)
+        params = []
+        kept_syms = []
+        kept_args = []
+        for p, ps, a in zip(decl.params, psyms, bound):
+            if isinstance(strip(ps.type), ExternT):
+                continue
+            params.append(p)
+            kept_syms.append(ps)
+            kept_args.append(a)
+        if isinstance(decl, ast.ParserDecl):
+            fn_call = fn
+            return self.invoke(params, kept_syms, kept_args, f"(lambda s: {fn_call}(s, b))", e)
+        return self.invoke(params, kept_syms, kept_args, fn, e)
+
+    # --------------------------------------------------------------- tables
+
+    def table_actions(self: CodeGen, sym: TableSym) -> list[tuple[ast.ActionRef, ActionSym]]:
+        out = []
+        for ref in sym.decl.actions:
+            out.append((ref, self.resolve_action(ref, sym.scope)))
+        return out
+
+    def resolve_action(self: CodeGen, ref: ast.ActionRef, scope: Scope) -> ActionSym:
+        e = ref.name
+        a = (self.root if e.absolute else scope).lookup(e.name) if isinstance(
+            e, ast.Name) else None
+        if not isinstance(a, ActionSym):
+            raise self.err(ref, f"unknown action '{_text(e)}'")
+        return a
+
+    def apply_table(self: CodeGen, sym: TableSym, e: ast.Call) -> Val:
+        fn = self.gen_table(sym)
+        h, a = self.fresh("h"), self.fresh("act")
+        self.w(f"{h}, {a} = {fn}(s)")
+        return Val(ApplyResultT(sym, h, a))
+
+    def gen_table(self: CodeGen, sym: TableSym) -> str:
+        if sym.func:
+            return sym.func
+        from dataplane.compiler.codegen.generator import FuncCtx, TableRuntime
+
+        decl = sym.decl
+        idx = len(self.tables)
+        sym.index = idx
+        sym.func = f"t_{_ident(sym.qname)}_{idx}"
+        info = sc.TableInfo(name=sym.qname, match_fields=[], action_refs=[], default_action="")
+        info.annotations = self.anno_texts(decl.annotations)
+        rt = TableRuntime(sym, info)
+        self.tables.append(rt)
+        saved_scope = self.scope
+        self.scope = sym.scope
+        try:
+            refs = self.table_actions(sym)
+            ids: list[int] = []
+            for ref, asym in refs:
+                ids.append(self.action_id(asym))
+                self.gen_action(asym)
+                scope_kind = "TABLE_AND_DEFAULT"
+                names = {an.name for an in ref.annotations}
+                if "defaultonly" in names:
+                    scope_kind = "DEFAULT_ONLY"
+                elif "tableonly" in names:
+                    scope_kind = "TABLE_ONLY"
+                info.action_refs.append(sc.ActionRefInfo(
+                    asym.qname, scope_kind, self.anno_texts(ref.annotations)))
+                self.register_action_info(asym)
+            # default action
+            dref = decl.default_action
+            if dref is None:
+                noaction = self.root.lookup("NoAction")
+                if not isinstance(noaction, ActionSym):
+                    raise self.err(decl, "table without default_action needs NoAction")
+                if all(a is not noaction for _, a in refs):
+                    refs.append((ast.ActionRef(ast.Name("NoAction"), [], [ast.Annotation(
+                        "defaultonly")]), noaction))
+                    ids.append(self.action_id(noaction))
+                    self.gen_action(noaction)
+                    info.action_refs.append(sc.ActionRefInfo(
+                        noaction.qname, "DEFAULT_ONLY", ["@defaultonly"]))
+                    self.register_action_info(noaction)
+                dsym = noaction
+                dargs: tuple[int, ...] = ()
+            else:
+                dsym = self.resolve_action(dref, sym.scope)
+                if all(a is not dsym for _, a in refs):
+                    raise self.err(dref, f"default action '{dsym.decl.name}' is not in the "
+                                         f"table's actions")
+                dargs = self.const_action_args(dsym, dref, refs)
+            rt.default_action = self.action_id(dsym)
+            rt.default_args = dargs
+            info.default_action = dsym.qname
+            info.default_args = list(dargs)
+            info.const_default_action = decl.default_action_const
+            # properties
+            for prop in decl.properties:
+                if prop.name == "size":
+                    info.size = self.const_int(prop.value)
+                elif prop.name in ("counters", "meters"):
+                    inst = self.scope.lookup(prop.value.name) if isinstance(
+                        prop.value, ast.Name) else None
+                    if not isinstance(inst, InstanceSym):
+                        raise self.err(prop, f"'{prop.name}' must name a direct extern instance")
+                    ext = self.externs[inst.index]
+                    ext.table = sym.qname
+                    if prop.name == "counters":
+                        info.direct_counter = inst.qname
+                    else:
+                        info.direct_meter = inst.qname
+                    self.bind_direct(inst, sym.qname)
+                elif prop.name == "implementation":
+                    raise self.unsupported(prop, "table implementation (action profiles)")
+                elif prop.name == "support_timeout":
+                    v = self.ev(prop.value)
+                    info.idle_timeout = bool(v.const)
+            # keys
+            key_codes: list[str] = []
+            for k in decl.keys:
+                if k.match_kind not in MATCH_KINDS:
+                    raise self.err(k, f"unknown match kind '{k.match_kind}'")
+                if k.match_kind == "selector":
+                    raise self.unsupported(k, "selector match (action selectors)")
+                kv = self.ev(k.expr)
+                kt = strip(kv.type)
+                if isinstance(kt, BoolT):
+                    width, code = 1, f"(1 if {kv.code} else 0)"
+                elif isinstance(kt, BitT):
+                    width, code = kt.width, kv.code if not kt.signed else f"({kv.code} & {kt.mask})"
+                elif isinstance(kt, EnumT) and kt.underlying is not None:
+                    width, code = kt.underlying.width, kv.code
+                elif isinstance(kt, ErrorT):
+                    width, code = 32, kv.code
+                else:
+                    raise self.err(k, f"cannot match on a value of type {kv.type}")
+                kname = self.anno_string(self.annotation(k.annotations, "name")) or _text(k.expr)
+                info.match_fields.append(sc.MatchFieldInfo(
+                    kname, width, k.match_kind, len(info.match_fields) + 1,
+                    self.anno_texts(k.annotations)))
+                rt.key_widths.append(width)
+                key_codes.append(code)
+            if decl.entries is not None:
+                info.has_initial_entries = True
+                info.is_const_table = decl.entries_const
+                self.const_entries(rt, decl, refs)
+        finally:
+            self.scope = saved_scope
+        # code
+        with self.function(f"{sym.func}(s)", FuncCtx("control"), sym.scope):
+            w = self.w
+            saved_lines = w.lines
+            # Key expressions may need statements (e.g. isValid on a stack element).
+            keys = "(" + ", ".join(key_codes) + ("," if len(key_codes) == 1 else "") + ")"
+            w(f"e = T{idx}.lookup({keys})" if key_codes else "e = None")
+            with w.block("if e is None"):
+                w(f"a = T{idx}.default_action")
+                w(f"args = T{idx}.default_args")
+                w("hit = False")
+            with w.block("else"):
+                w("a = e.action")
+                w("args = e.args")
+                w("hit = True")
+                if info.direct_counter is not None:
+                    w("e.packets += 1")
+                    w(f"e.bytes += {slot(self.layout.std_fields.get('packet_length', 0))}")
+                if info.direct_meter is not None:
+                    w("if e.meter is not None:")
+                    w(f"    _c = e.meter.execute({slot(self.layout.std_fields['packet_length'])},"
+                      f" NOW())")
+                    w(f"    s[{7}] = _c")
+            first = True
+            done: set[int] = set()
+            for (ref, asym), aid in zip(refs, ids):
+                if aid in done:
+                    continue
+                done.add(aid)
+                with w.block(f"{'if' if first else 'elif'} a == {aid}"):
+                    self.dispatch_action(asym, ref)
+                first = False
+            w("return hit, a")
+            assert w.lines is saved_lines
+        return sym.func
+
+    def dispatch_action(self: CodeGen, asym: ActionSym, ref: ast.ActionRef) -> None:
+        """Run the action chosen by a table: control-plane arguments from
+        ``args``, directional ones bound in the ``actions`` list."""
+        name, psyms = self.gen_action(asym)
+        params = asym.decl.params
+        ndir = sum(1 for p in params if p.direction)
+        cp = [ps for p, ps in zip(params, psyms) if not p.direction]
+        if cp:
+            first = cp[0].base
+            if all(ps.base == first + i for i, ps in enumerate(cp)) and all(
+                    slots(ps.type) == 1 for ps in cp):
+                self.w(f"s[{first}:{first + len(cp)}] = args")
+            else:
+                for i, ps in enumerate(cp):
+                    self.w(f"{slot(ps.base)} = args[{i}]")
+        if ndir:
+            bound: list[ast.Expr | None] = [a.value for a in ref.args[:ndir]]
+            bound += [None] * (len(params) - len(bound))
+            self.invoke(params[:ndir], psyms[:ndir], bound[:ndir], name, ref)
+        else:
+            self.w(f"{name}(s)")
+
+    def register_action_info(self: CodeGen, asym: ActionSym) -> None:
+        if any(a.name == asym.qname for a in self.schema.actions):
+            return
+        params = []
+        for p in asym.decl.params:
+            if p.direction:
+                continue
+            t = strip(self.resolve_type(p.type, asym.scope))
+            width = field_bits(t) if not isinstance(t, BoolT) else 1
+            params.append(sc.ActionParamInfo(p.name, width, len(params) + 1,
+                                             self.anno_texts(p.annotations)))
+        annos = self.anno_texts(asym.decl.annotations)
+        self.schema.actions.append(sc.ActionInfo(asym.qname, params, annos))
+
+    def const_action_args(self: CodeGen, asym: ActionSym, ref: ast.ActionRef,
+                          refs: list[tuple[ast.ActionRef, ActionSym]]) -> tuple[int, ...]:
+        params = asym.decl.params
+        ndir = sum(1 for p in params if p.direction)
+        out = []
+        args = ref.args[ndir:]
+        cparams = [p for p in params if not p.direction]
+        if len(args) != len(cparams):
+            raise self.err(ref, f"action '{asym.decl.name}' needs {len(cparams)} "
+                                f"control-plane argument(s), got {len(args)}")
+        for p, a in zip(cparams, args):
+            t = self.resolve_type(p.type, asym.scope)
+            v = self.coerce(self.ev(a.value, t), t, a.value)
+            if not v.is_const:
+                raise self.err(a, "action argument must be a constant")
+            out.append(_unsigned(v.const, t))
+        return tuple(out)
+
+    def const_entries(self: CodeGen, rt: Any, decl: ast.TableDecl,
+                      refs: list[tuple[ast.ActionRef, ActionSym]]) -> None:
+        from dataplane.runtime.tables import Exact, Lpm, OptionalMatch, RangeMatch, Ternary
+
+        kinds = [k.match_kind for k in decl.keys]
+        for i, entry in enumerate(decl.entries or []):
+            elems = entry.keyset.elems
+            if len(elems) == 1 and isinstance(elems[0], ast.ListExpr) and len(kinds) > 1:
+                elems = elems[0].elems
+            if len(elems) != len(kinds):
+                raise self.err(entry, f"entry has {len(elems)} keys, table has {len(kinds)}")
+            matches: list[Any] = []
+            for e, kind, width in zip(elems, kinds, rt.key_widths):
+                t = BitT(width)
+                if isinstance(e, ast.Default | ast.DontCare):
+                    matches.append(None)
+                elif isinstance(e, ast.Mask):
+                    v = self._const_key(e.value, t)
+                    m = self._const_key(e.mask, t)
+                    matches.append(Ternary(v & m, m) if kind != "lpm" else Lpm(
+                        v & m, bin(m).count("1")))
+                elif isinstance(e, ast.Range):
+                    matches.append(RangeMatch(self._const_key(e.lo, t), self._const_key(e.hi, t)))
+                else:
+                    v = self._const_key(e, t)
+                    if kind == "lpm":
+                        matches.append(Lpm(v, width))
+                    elif kind == "ternary":
+                        matches.append(Ternary(v, (1 << width) - 1))
+                    elif kind == "range":
+                        matches.append(RangeMatch(v, v))
+                    elif kind == "optional":
+                        matches.append(OptionalMatch(v))
+                    else:
+                        matches.append(Exact(v))
+            asym = self.resolve_action(entry.action, rt.sym.scope)
+            if all(a is not asym for _, a in refs):
+                raise self.err(entry, f"action '{asym.decl.name}' is not in the table's actions")
+            args = self.const_action_args(asym, entry.action, refs)
+            # Larger wins in the runtime table. Entries without a priority
+            # rank by position; ``@priority(N)`` is BMv2's own ranking where
+            # the smallest number wins; ``priority = N`` is the spec's, where
+            # the largest wins.
+            prio = -(i + 1)
+            if entry.priority is not None:
+                prio = self.const_int(entry.priority)
+            else:
+                pa = self.annotation(entry.annotations, "priority")
+                if pa is not None:
+                    prio = -int(self.anno_string(pa) or (i + 1))
+            rt.const_entries.append((matches, self.action_id(asym), args, prio))
+
+    def _const_key(self: CodeGen, e: ast.Expr, t: Type) -> int:
+        v = self.ev(e, t)
+        if isinstance(strip(v.type), BoolT):
+            return int(bool(v.const))
+        if isinstance(strip(v.type), EnumT | ErrorT) and v.is_const:
+            return int(v.const)
+        v = self.coerce(v, t, e)
+        if not v.is_const:
+            raise self.err(e, "table entry key must be a constant")
+        return int(v.const) & strip(t).mask  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------- externs
+
+    def instantiate_extern(self: CodeGen, d: ast.Instantiation, t: Type, prefix: str,
+                           scope: Scope) -> InstanceSym:
+        from dataplane.compiler.codegen.generator import ExternRuntime
+
+        if not isinstance(t, ExternT):
+            raise self.err(d, f"cannot instantiate {t}")
+        qname = self.control_name(d, prefix)
+        saved = self.scope
+        self.scope = scope
+        try:
+            args = [self.ev(a.value) for a in d.args]
+        finally:
+            self.scope = saved
+        kind = t.name
+        annos = self.anno_texts(d.annotations)
+        ext = ExternRuntime(kind, qname)
+
+        def enum_name(v: Val) -> str:
+            et = strip(v.type)
+            if isinstance(et, EnumT):
+                return next(m for m, x in et.values.items() if x == v.const)
+            raise self.err(d, f"expected an enum constant in the {kind} constructor")
+
+        if kind == "register":
+            ext.size = int(args[0].const)
+            vt = strip(t.args[0]) if t.args else BitT(32)
+            ext.width = field_bits(vt)
+            ext.signed = isinstance(vt, BitT) and vt.signed
+            self.schema.registers.append(sc.RegisterInfo(qname, ext.width, ext.size, ext.signed,
+                                                         annos))
+        elif kind == "counter":
+            ext.size = int(args[0].const)
+            ext.unit = enum_name(args[1]).upper()
+            self.schema.counters.append(sc.CounterInfo(qname, ext.unit, ext.size,
+                                                       annotations=annos))
+        elif kind == "direct_counter":
+            ext.unit = enum_name(args[0]).upper()
+            self.schema.direct_counters.append(sc.CounterInfo(qname, ext.unit,
+                                                              annotations=annos))
+        elif kind == "meter":
+            ext.size = int(args[0].const)
+            ext.unit = enum_name(args[1]).upper()
+            self.schema.meters.append(sc.MeterInfo(qname, ext.unit, ext.size, annotations=annos))
+        elif kind == "direct_meter":
+            ext.unit = enum_name(args[0]).upper()
+            self.schema.direct_meters.append(sc.MeterInfo(qname, ext.unit, annotations=annos))
+        elif kind in ("action_profile", "action_selector"):
+            raise self.unsupported(d, f"{kind} (action profiles and selectors)")
+        else:
+            raise self.unsupported(d, f"extern object '{kind}'")
+        sym = InstanceSym(t, qname, d, len(self.externs), scope)
+        self.externs.append(ext)
+        return sym
+
+    def bind_direct(self: CodeGen, inst: InstanceSym, table: str) -> None:
+        for group in (self.schema.direct_counters, self.schema.direct_meters):
+            for info in group:
+                if info.name == inst.qname:
+                    info.table = table
+
+    def declare_value_set(self: CodeGen, d: ast.ValueSetDecl, scope: Scope,
+                          prefix: str) -> ValueSetSym:
+        t = self.resolve_type(d.type, scope)
+        size = self.const_int(d.size, scope)
+        sym = ValueSetSym(d, self.control_name(d, prefix), t, len(self.value_sets))
+        st = strip(t)
+        fields = [(n, field_bits(ft)) for n, ft in st.fields] if isinstance(
+            st, StructT) else [("", field_bits(st))]
+        self.value_sets.append((sym.qname, fields, size))
+        self.schema.value_sets.append(sc.ValueSetInfo(
+            sym.qname, [sc.MatchFieldInfo(n, w, "exact", i + 1) for i, (n, w) in
+                        enumerate(fields)], size))
+        return sym
+
+    def extern_method(self: CodeGen, sym: InstanceSym, name: str, e: ast.Call,
+                      want: Type | None) -> Val:
+        kind = strip(sym.type).name  # type: ignore[union-attr]
+        ref = f"E{sym.index}"
+        args = [a.value for a in e.args]
+        plen = slot(self.layout.std_fields["packet_length"])
+        if kind == "register":
+            vt = strip(sym.type).args[0] if strip(sym.type).args else BitT(32)  # type: ignore[union-attr]
+            if name == "read":
+                lv = self.lval(args[0])
+                idx = self.ev(args[1], BitT(32))
+                cur = self.read_lvalue(lv)
+                self.store(lv, Val(vt, code=f"{ref}.read({idx.code}, {cur.code})"))
+                return Val(VoidT())
+            if name == "write":
+                idx = self.ev(args[0], BitT(32))
+                v = self.coerce(self.ev(args[1], vt), vt, args[1])
+                self.w(f"{ref}.write({idx.code}, {v.code})")
+                return Val(VoidT())
+        if kind == "counter" and name == "count":
+            idx = self.ev(args[0], BitT(32))
+            self.w(f"{ref}.count({idx.code}, {plen})")
+            return Val(VoidT())
+        if kind == "direct_counter" and name == "count":
+            return Val(VoidT())
+        if kind == "meter" and name == "execute_meter":
+            idx = self.ev(args[0], BitT(32))
+            lv = self.lval(args[1])
+            tmp = self.fresh("c")
+            self.w(f"{tmp} = {ref}.execute({idx.code}, {plen}, NOW())")
+            with self.w.block(f"if {tmp} is not None"):
+                self.store(lv, Val(lv.type, code=tmp))
+            return Val(VoidT())
+        if kind == "direct_meter" and name == "read":
+            lv = self.lval(args[0])
+            self.store(lv, Val(lv.type, code="s[7]"))
+            return Val(VoidT())
+        raise self.unsupported(e, f"method {kind}.{name}")
+
+    def field_list(self: CodeGen, e: ast.Expr) -> str:
+        """Code for a tuple of (value, width) pairs built from a data
+        argument; fields of invalid headers are left out, as BMv2 does."""
+        if isinstance(e, ast.ListExpr):
+            out = []
+            for x in e.elems:
+                v = self.ev(x)
+                items = self._flist(v.type, self.flat(v), None)
+                valid = self._header_valid(x)
+                if valid is not None and not isinstance(strip(v.type), HeaderT):
+                    items = [f"*(({''.join(items)}) if {valid} else ()), "]
+                out += items
+            return "(" + "".join(out) + ")"
+        v = self.ev(e)
+        return "(" + "".join(self._flist(v.type, self.flat(v), None)) + ")"
+
+    def _header_valid(self: CodeGen, e: ast.Expr) -> str | None:
+        """Validity bit of the header a field expression reads, if any: BMv2
+        leaves fields of invalid headers out of hash and checksum input."""
+        while isinstance(e, ast.Member | ast.Slice):
+            inner = e.expr
+            try:
+                v = self.ev(inner)
+            except Exception:  # noqa: BLE001 - not a value: no header to check
+                return None
+            if isinstance(strip(v.type), HeaderT) and v.base is not None:
+                return slot(v.base)
+            e = inner
+        return None
+
+    def _flist(self: CodeGen, t: Type, parts: list[str], valid: str | None) -> list[str]:
+        t = strip(t)
+        out: list[str] = []
+        if isinstance(t, HeaderT):
+            valid_code = parts[0]
+            k = 1
+            inner: list[str] = []
+            for _, ft in t.fields:
+                n = slots(ft)
+                inner += self._flist(ft, parts[k:k + n], None)
+                k += n
+            return [f"*(({''.join(inner)}) if {valid_code} else ()), "]
+        if isinstance(t, StructLikeT) or hasattr(t, "elems"):
+            k = 0
+            children = [ft for _, ft in t.fields] if isinstance(t, StructLikeT) else list(
+                t.elems)  # type: ignore[attr-defined]
+            for ft in children:
+                n = slots(ft)
+                out += self._flist(ft, parts[k:k + n], valid)
+                k += n
+            return out
+        if isinstance(t, StackT):
+            k = 1
+            for _ in range(t.size):
+                n = slots(t.elem)
+                out += self._flist(t.elem, parts[k:k + n], valid)
+                k += n
+            return out
+        if isinstance(t, VarbitT):
+            return [f"({parts[0]}, {parts[1]}), "]
+        if isinstance(t, BoolT):
+            return [f"((1 if {parts[0]} else 0), 1), "]
+        if isinstance(t, IntT):
+            raise self.err(None, "field list element needs a width")
+        return [f"({parts[0]}, {field_bits(t)}), "]
+
+    def fast_csum16(self: CodeGen, name: str, args: list[ast.Expr]) -> bool:
+        """Inline the Internet checksum of a list of plain fields: the
+        ones'-complement sum of the 16-bit words of an integer ``v`` is
+        ``v mod 0xffff`` (2**16 = 1 mod 0xffff), with 0xffff for a non-zero
+        multiple. Returns False when the general path is needed."""
+        if self.algo_name(args[3]) != "csum16" or not isinstance(args[1], ast.ListExpr):
+            return False
+        fields = [self.ev(x) for x in args[1].elems]
+        if not all(f.parts is None and isinstance(strip(f.type), BitT | BoolT) for f in fields):
+            return False
+        acc = ""
+        total = 0
+        for f in fields:
+            ft = strip(f.type)
+            w = 1 if isinstance(ft, BoolT) else ft.width  # type: ignore[union-attr]
+            code = f.code if isinstance(ft, BitT) and not ft.signed else f"({f.code} & "\
+                f"{(1 << w) - 1})"
+            acc = code if not acc else f"(({acc}) << {w} | {code})"
+            total += w
+        pad = (-total) % 16
+        c = self.ev(args[0], BoolT())
+        v = self.fresh("v")
+        with self.w.block(f"if {c.code}"):
+            self.w(f"{v} = ({acc}){f' << {pad}' if pad else ''}")
+            ck = f"(65535 - (({v} % 65535) or (65535 if {v} else 0)))"
+            if name == "verify_checksum":
+                target = self.ev(args[2])
+                cerr = self.layout.std_fields.get("checksum_error")
+                with self.w.block(f"if {ck} != {target.code}"):
+                    if cerr is not None:
+                        self.w(f"s[{cerr}] = 1")
+            else:
+                lv = self.lval(args[2])
+                width = field_bits(strip(lv.type))
+                self.store(lv, Val(lv.type, code=ck if width >= 16 else f"({ck} & "
+                                                                         f"{(1 << width) - 1})"))
+        return True
+
+    def algo_name(self: CodeGen, e: ast.Expr) -> str:
+        v = self.ev(e)
+        t = strip(v.type)
+        if not isinstance(t, EnumT) or not v.is_const:
+            raise self.err(e, "hash algorithm must be a HashAlgorithm constant")
+        return next(m for m, x in t.values.items() if x == v.const)
+
+    def extern_function(self: CodeGen, name: str, sym: ExternFuncSym, e: ast.Call,
+                        want: Type | None) -> Val:
+        args = [a.value for a in e.args]
+        std = self.layout.std_fields
+        void = Val(VoidT())
+        if name == "mark_to_drop":
+            if args:
+                lv = self.lval(args[0])
+                st = strip(lv.type)
+                assert isinstance(st, StructT)
+                self.w(f"{slot(lv.base, st.offsets['egress_spec'])} = 511")
+                if "mcast_grp" in st.offsets:
+                    self.w(f"{slot(lv.base, st.offsets['mcast_grp'])} = 0")
+            else:
+                self.w(f"s[{std['egress_spec']}] = 511")
+                self.w(f"s[{std['mcast_grp']}] = 0")
+            return void
+        if name == "verify":
+            c = self.ev(args[0], BoolT())
+            err = self.ev(args[1])
+            with self.w.block(f"if not {c.code}"):
+                self.w(f"raise ParserReject({err.code})")
+            return void
+        if name == "random":
+            lv = self.lval(args[0])
+            lo = self.coerce(self.ev(args[1], lv.type), lv.type, args[1])
+            hi = self.coerce(self.ev(args[2], lv.type), lv.type, args[2])
+            cur = self.read_lvalue(lv)
+            self.store(lv, Val(lv.type, code=f"RAND({lo.code}, {hi.code}, {cur.code})"))
+            return void
+        if name == "hash":
+            lv = self.lval(args[0])
+            algo = self.algo_name(args[1])
+            if algo == "random":
+                raise self.unsupported(args[1], "HashAlgorithm.random (BMv2 refuses to load it)")
+            base = self.ev(args[2])
+            data = self.field_list(args[3])
+            mx = self.ev(args[4])
+            width = field_bits(strip(lv.type))
+            self.store(lv, Val(lv.type, code=f"compute_hash({algo!r}, {data}, {base.code}, "
+                                             f"{mx.code}, {width})"))
+            return void
+        if name in ("verify_checksum", "update_checksum"):
+            fast = self.fast_csum16(name, args)
+            if fast:
+                return void
+        if name in ("verify_checksum", "verify_checksum_with_payload"):
+            c = self.ev(args[0], BoolT())
+            data = self.field_list(args[1])
+            ck = self.ev(args[2])
+            algo = self.algo_name(args[3])
+            payload = f"s[{6}]" if name.endswith("payload") else "b''"
+            cerr = std.get("checksum_error")
+            with self.w.block(f"if {c.code} and not verify_checksum({algo!r}, {data}, "
+                              f"{ck.code}, {payload})"):
+                if cerr is not None:
+                    self.w(f"s[{cerr}] = 1")
+            return void
+        if name in ("update_checksum", "update_checksum_with_payload"):
+            c = self.ev(args[0], BoolT())
+            data = self.field_list(args[1])
+            lv = self.lval(args[2])
+            algo = self.algo_name(args[3])
+            payload = f"s[{6}]" if name.endswith("payload") else "b''"
+            width = field_bits(strip(lv.type))
+            with self.w.block(f"if {c.code}"):
+                self.store(lv, Val(lv.type, code=f"update_checksum({algo!r}, {data}, {width}, "
+                                                 f"{payload})"))
+            return void
+        if name in ("clone", "clone3", "clone_preserving_field_list"):
+            sess = self.ev(args[1], BitT(32))
+            self.w(f"s[1] = ({sess.code} & 4294967295) + 1")
+            if name == "clone_preserving_field_list":
+                fl = self.const_int(args[2])
+                self.w(f"s[2] = {fl + 1}")
+            else:
+                self.w("s[2] = 0")
+            return void
+        if name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+            fl = self.const_int(args[0])
+            self.w(f"s[{3 if name.startswith('resubmit') else 4}] = {fl + 1}")
+            return void
+        if name in ("resubmit", "recirculate"):
+            self.w(f"s[{3 if name == 'resubmit' else 4}] = -1")
+            return void
+        if name == "truncate":
+            # BMv2 keeps the smallest length asked for (slot holds length + 1).
+            n = self.ev(args[0], BitT(32))
+            self.w(f"s[5] = min(s[5] - 1, {n.code}) + 1 if s[5] else {n.code} + 1")
+            return void
+        if name == "digest":
+            data_t = self.resolve_type(e.type_args[0]) if e.type_args else None
+            data = self.ev(args[1], data_t)
+            if data_t is not None:
+                data = self.coerce(data, data_t, args[1])
+            dt = strip(data.type)
+            dname = dt.name if isinstance(dt, StructLikeT) else f"digest_{len(self.digests)}"
+            if dname not in self.digests:
+                self.digests[dname] = len(self.digests)
+                fields = [sc.FieldInfo(n, field_bits(ft)) for n, ft in dt.fields] if isinstance(
+                    dt, StructLikeT) else [sc.FieldInfo("value", field_bits(dt))]
+                self.schema.digests.append(sc.DigestInfo(dname, fields))
+            self.w(f"DIGEST({self.digests[dname]}, ({', '.join(self.flat(data))},))")
+            return void
+        if name in ("assert", "assume"):
+            c = self.ev(args[0], BoolT())
+            with self.w.block(f"if not {c.code}"):
+                self.w(f"raise AssertionFailed({str(e.loc)!r})")
+            return void
+        if name == "log_msg":
+            msg = self.ev(args[0])
+            if len(args) > 1:
+                data = self.ev(args[1])
+                self.w(f"LOG({msg.code}, ({', '.join(self.flat(data))},))")
+            else:
+                self.w(f"LOG({msg.code}, ())")
+            return void
+        if name == "static_assert":
+            c = self.ev(args[0])
+            if not c.is_const:
+                raise self.err(e, "static_assert needs a constant condition")
+            if not c.const:
+                msg = self.ev(args[1]).const if len(args) > 1 else "static assertion failed"
+                raise self.err(e, str(msg))
+            return const(BoolT(), True)
+        raise self.unsupported(e, f"extern function '{name}'")
+
+    # ------------------------------------------------------------- packets
+
+    def packet_method(self: CodeGen, t: ExternT, name: str, e: ast.Call,
+                      want: Type | None) -> Val:
+        args = [a.value for a in e.args]
+        if t.name == "packet_in":
+            if name == "extract":
+                if isinstance(args[0], ast.DontCare):
+                    if not e.type_args:
+                        raise self.err(e, "extract into '_' needs a type argument")
+                    skip = strip(self.resolve_type(e.type_args[0]))
+                    self.skip_bytes(str(field_bits(skip) // 8))
+                    return Val(VoidT())
+                lv = self.lval(args[0])
+                if len(args) > 1:
+                    nbits = self.ev(args[1])
+                    self.extract_varbit(lv, nbits.code, e)
+                else:
+                    self.extract(lv, e)
+                return Val(VoidT())
+            if name == "lookahead":
+                rt = self.resolve_type(e.type_args[0])
+                return self.lookahead(rt, e)
+            if name == "advance":
+                n = self.ev(args[0], BitT(32))
+                nb = self.fresh("nb")
+                self.w(f"{nb} = {n.code}")
+                invalid = self.layout.error_codes.get("ParserInvalidArgument", 6)
+                with self.w.block(f"if {nb} % 8"):
+                    self.w(f"raise ParserReject({invalid})")
+                self.skip_bytes(f"({nb} >> 3)")
+                return Val(VoidT())
+            if name == "length":
+                return Val(BitT(32), code="len(b)")
+        if t.name == "packet_out" and name == "emit":
+            v = self.ev(args[0])
+            self.emit_value(v.type, v.base if v.base is not None else None, v, e)
+            return Val(VoidT())
+        raise self.unsupported(e, f"{t.name}.{name}")
+
+    def skip_bytes(self: CodeGen, count: str) -> None:
+        too_short = self.layout.error_codes.get("PacketTooShort", 1)
+        tmp = self.fresh("n")
+        self.w(f"{tmp} = s[0] + {count}")
+        with self.w.block(f"if {tmp} > len(b)"):
+            self.w(f"raise ParserReject({too_short})")
+        self.w(f"s[0] = {tmp}")
+
+    def extract(self: CodeGen, lv: LValue, node: ast.Node) -> None:
+        t = strip(lv.type)
+        if not isinstance(t, HeaderT):
+            raise self.err(node, f"extract needs a header, not {lv.type}")
+        if t.has_varbit:
+            raise self.err(node, "a header with a varbit field needs the two-argument extract")
+        if t.bit_width % 8:
+            raise self.unsupported(node, f"header {t.name} of {t.bit_width} bits "
+                                         "(not a whole number of bytes)")
+        nbytes = t.bit_width // 8
+        too_short = self.layout.error_codes.get("PacketTooShort", 1)
+        c, end, v = self.fresh("c"), self.fresh("e"), self.fresh("v")
+        self.w(f"{c} = s[0]")
+        self.w(f"{end} = {c} + {nbytes}")
+        with self.w.block(f"if {end} > len(b)"):
+            self.w(f"raise ParserReject({too_short})")
+        self.w(f"{v} = int.from_bytes(b[{c}:{end}], 'big')")
+        shift = t.bit_width
+        for off, w, ft in header_leaves(t):
+            shift -= w
+            target = slot(lv.base, off)
+            expr = f"({v} >> {shift}) & {(1 << w) - 1}" if shift else f"{v} & {(1 << w) - 1}"
+            if isinstance(ft, BitT) and ft.signed:
+                expr = f"to_signed({expr}, {w})"
+            elif isinstance(ft, BoolT):
+                expr = f"bool({expr})"
+            self.w(f"{target} = {expr}")
+        self.w(f"{slot(lv.base)} = 1")
+        self.w(f"s[0] = {end}")
+        self.stack_advance(node)
+
+    def stack_advance(self: CodeGen, node: ast.Node) -> None:
+        """``extract(hs.next)`` also advances the stack's nextIndex."""
+        if isinstance(node, ast.Call) and node.args:
+            target = node.args[0].value
+            while isinstance(target, ast.Member | ast.Index):
+                if isinstance(target, ast.Member) and target.name == "next":
+                    sv = self.ev(target.expr)
+                    if sv.base is not None and isinstance(strip(sv.type), StackT):
+                        self.w(f"{slot(sv.base)} += 1")
+                    return
+                target = target.expr
+
+    def extract_varbit(self: CodeGen, lv: LValue, nbits: str, node: ast.Node) -> None:
+        t = strip(lv.type)
+        if not isinstance(t, HeaderT):
+            raise self.err(node, f"extract needs a header, not {lv.type}")
+        too_short = self.layout.error_codes.get("PacketTooShort", 1)
+        header_short = self.layout.error_codes.get("HeaderTooShort", 4)
+        vw = next((field_bits(ft) for _, ft in t.fields if isinstance(strip(ft), VarbitT)), 0)
+        fixed = t.bit_width - vw
+        n, c, end, v = self.fresh("n"), self.fresh("c"), self.fresh("e"), self.fresh("v")
+        invalid = self.layout.error_codes.get("ParserInvalidArgument", 6)
+        # BMv2's order of checks: multiple of 8, packet length, maximum size.
+        self.w(f"{n} = {nbits}")
+        with self.w.block(f"if {n} % 8"):
+            self.w(f"raise ParserReject({invalid})")
+        self.w(f"{c} = s[0]")
+        self.w(f"{end} = {c} + (({fixed} + {n}) >> 3)")
+        with self.w.block(f"if {end} > len(b)"):
+            self.w(f"raise ParserReject({too_short})")
+        with self.w.block(f"if {n} > {vw}"):
+            self.w(f"raise ParserReject({header_short})")
+        self.w(f"{v} = int.from_bytes(b[{c}:{end}], 'big')")
+        self.w(f"_sh = {fixed} + {n}")
+        for fname, ft in t.fields:
+            target = slot(lv.base, t.offsets[fname])
+            if isinstance(strip(ft), VarbitT):
+                self.w(f"_sh -= {n}")
+                self.w(f"{target} = ({v} >> _sh) & ((1 << {n}) - 1)")
+                self.w(f"{slot(lv.base, t.offsets[fname] + 1)} = {n}")
+            else:
+                w = field_bits(ft)
+                self.w(f"_sh -= {w}")
+                self.w(f"{target} = ({v} >> _sh) & {(1 << w) - 1}")
+        self.w(f"{slot(lv.base)} = 1")
+        self.w(f"s[0] = {end}")
+        self.stack_advance(node)
+
+    def lookahead(self: CodeGen, t: Type, node: ast.Node) -> Val:
+        st = strip(t)
+        width = field_bits(st)
+        too_short = self.layout.error_codes.get("PacketTooShort", 1)
+        v = self.fresh("v")
+        self.w(f"{v} = read_bits(b, s[0] * 8, {width})")
+        with self.w.block(f"if {v} is None"):
+            self.w(f"raise ParserReject({too_short})")
+        if isinstance(st, BitT):
+            return Val(t, code=v if not st.signed else f"to_signed({v}, {width})")
+        if isinstance(st, BoolT):
+            return Val(t, code=f"bool({v})")
+        if isinstance(st, HeaderT):
+            parts = ["1"]
+            shift = width
+            for _, ft in st.fields:
+                w = field_bits(ft)
+                shift -= w
+                parts.append(f"(({v} >> {shift}) & {(1 << w) - 1})")
+            return Val(t, parts=parts)
+        if isinstance(st, StructT):
+            parts = []
+            shift = width
+            for _, ft in st.fields:
+                w = field_bits(ft)
+                shift -= w
+                parts.append(f"(({v} >> {shift}) & {(1 << w) - 1})")
+            return Val(t, parts=parts)
+        raise self.unsupported(node, f"lookahead of {t}")
+
+    def emit_value(self: CodeGen, t: Type, base: int | str | None, v: Val,
+                   node: ast.Node) -> None:
+        st = strip(t)
+        parts = self.flat(v)
+        if isinstance(st, HeaderT):
+            if st.has_varbit:
+                pairs = []
+                k = 1
+                for _, ft in st.fields:
+                    if isinstance(strip(ft), VarbitT):
+                        pairs.append(f"({parts[k]}, {parts[k + 1]})")
+                    else:
+                        pairs.append(f"({parts[k]}, {field_bits(ft)})")
+                    k += slots(ft)
+                with self.w.block(f"if {parts[0]}"):
+                    self.w(f"OUT.append(join_bits(({', '.join(pairs)},)))")
+                return
+            if st.bit_width % 8:
+                raise self.unsupported(node, f"emitting header {st.name} of {st.bit_width} bits")
+            acc = ""
+            for off, w, sft in header_leaves(st):
+                p = parts[off]
+                if isinstance(sft, BitT) and sft.signed:
+                    p = f"({p} & {sft.mask})"
+                elif isinstance(sft, BoolT):
+                    p = f"(1 if {p} else 0)"
+                acc = p if not acc else f"(({acc}) << {w} | {p})"
+            with self.w.block(f"if {parts[0]}"):
+                self.w(f"OUT.append(({acc}).to_bytes({st.bit_width // 8}, 'big'))")
+            return
+        if isinstance(st, StructLikeT):
+            for fname, ft in st.fields:
+                off = st.offsets[fname]
+                n = slots(ft)
+                sub = Val(ft, parts=parts[off:off + n]) if is_compound(ft) else Val(
+                    ft, code=parts[off])
+                self.emit_value(ft, None, sub, node)
+            return
+        if isinstance(st, StackT):
+            es = slots(st.elem)
+            for i in range(st.size):
+                chunk = parts[1 + i * es:1 + (i + 1) * es]
+                self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
+            return
+        if isinstance(st, TupleT):
+            k = 0
+            for et in st.elems:
+                n = slots(et)
+                self.emit_value(et, None, Val(et, parts=parts[k:k + n]), node)
+                k += n
+            return
+        raise self.err(node, f"emit needs a header, stack, union or struct, not {t}")
+
+
+def header_leaves(t: Type, base: int = 0) -> list[tuple[int, int, Type]]:
+    """(slot offset, width, type) of every scalar inside a header or a
+    struct nested in it, in wire order."""
+    st = strip(t)
+    out: list[tuple[int, int, Type]] = []
+    for fname, ft in st.fields:  # type: ignore[union-attr]
+        off = base + st.offsets[fname]  # type: ignore[union-attr]
+        sft = strip(ft)
+        if isinstance(sft, StructT):
+            out += header_leaves(sft, off)
+        elif isinstance(sft, EnumT) and sft.underlying is not None:
+            out.append((off, sft.underlying.width, sft.underlying))
+        else:
+            out.append((off, field_bits(sft), sft))
+    return out
+
+
+def _same_layout(a: Type, b: Type) -> bool:
+    from dataplane.compiler.frontend.types import same_type
+
+    a0, b0 = strip(a), strip(b)
+    if isinstance(a0, IntT) or isinstance(b0, IntT | DontCareT):
+        return True
+    return same_type(a0, b0) or (slots(a0) == slots(b0) and not is_compound(a0))
+
+
+def _unsigned(value: Any, t: Type) -> int:
+    st = strip(t)
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(st, BitT):
+        return int(value) & st.mask
+    if isinstance(st, EnumT) and st.underlying is not None:
+        return int(value) & st.underlying.mask
+    return int(value)
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _text(e: ast.Expr) -> str:
+    """An expression as p4c prints it in control-plane names."""
+    if isinstance(e, ast.Name):
+        return ("." if e.absolute else "") + e.name
+    if isinstance(e, ast.Member):
+        return f"{_text(e.expr)}.{e.name}"
+    if isinstance(e, ast.Index):
+        return f"{_text(e.expr)}[{_text(e.index)}]"
+    if isinstance(e, ast.Slice):
+        return f"{_text(e.expr)}[{_text(e.hi)}:{_text(e.lo)}]"
+    if isinstance(e, ast.Call):
+        if isinstance(e.func, ast.Member) and e.func.name == "isValid" and not e.args:
+            return f"{_text(e.func.expr)}.$valid$"  # p4c's name for a validity key
+        return f"{_text(e.func)}()"
+    if isinstance(e, ast.IntLit):
+        if e.width is not None:
+            return f"{e.width}{'s' if e.signed else 'w'}{e.value}"
+        return str(e.value)
+    if isinstance(e, ast.BoolLit):
+        return "true" if e.value else "false"
+    if isinstance(e, ast.Binary):
+        return f"{_text(e.left)} {e.op} {_text(e.right)}"
+    if isinstance(e, ast.Cast):
+        return f"({_text(e.expr)})"
+    return type(e).__name__
+
+
+__all__ = ["ExternMixin", "offset", "TupleT", "UnionT"]

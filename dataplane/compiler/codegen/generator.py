@@ -1,0 +1,632 @@
+"""P4-16 syntax tree -> generated Python for the v1model pipeline.
+
+One pass resolves names, infers widths, folds constants and writes Python
+source: one function per parser state, action, function, table and control
+instance. Per-packet state is a flat slot list ``s`` (see ``types.slots``);
+every field access becomes a constant list index and every operation a
+masked integer expression, so no syntax tree is walked per packet.
+
+The generated module defines ``make(X)``; each switch calls it once with its
+own runtime state ``X`` and gets closures bound to its tables and externs,
+while the code objects stay shared between switches running the program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from common.errors import Loc, P4SemanticError, P4UnsupportedError
+from dataplane.compiler.codegen.exprs import ExprMixin
+from dataplane.compiler.codegen.externs import ExternMixin
+from dataplane.compiler.codegen.stmts import StmtMixin
+from dataplane.compiler.codegen.values import LValue, Val, location
+from dataplane.compiler.codegen.writer import Writer
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.scope import (
+    ActionSym,
+    BlockInstSym,
+    ConstSym,
+    ExternFuncSym,
+    FuncSym,
+    InstanceSym,
+    Scope,
+    TableSym,
+    TypeSym,
+    VarSym,
+)
+from dataplane.compiler.frontend.types import (
+    BitT,
+    BlockT,
+    BoolT,
+    DontCareT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    IntT,
+    MatchKindT,
+    NewT,
+    StackT,
+    StringT,
+    StructLikeT,
+    StructT,
+    TupleT,
+    Type,
+    TypeVarT,
+    UnionT,
+    VarbitT,
+    VoidT,
+    field_bits,
+    slots,
+    strip,
+)
+from dataplane.compiler.schema import ProgramSchema
+
+# Hidden per-packet slots, before the program's own state.
+CUR = 0  # parser cursor (bytes)
+CLONE = 1  # clone session + 1 (0: none)
+CLONE_FL = 2  # preserved field list + 1 for the clone (0: none)
+RESUB = 3  # resubmit field list + 1 (0: none)
+RECIRC = 4  # recirculate field list + 1 (0: none)
+TRUNC = 5  # smallest truncate length asked for, plus 1 (0: none)
+PAYLOAD = 6  # bytes after the parsed headers (for *_with_payload checksums)
+DIRECT_COLOR = 7  # colour of the last direct meter executed
+HIDDEN_SLOTS = 8
+
+V1_BLOCKS = ("parser", "verify", "ingress", "egress", "compute", "deparser")
+
+
+@dataclass
+class TableRuntime:
+    """What a Switch needs to build one table's runtime state."""
+
+    sym: TableSym
+    info: Any  # schema.TableInfo
+    const_entries: list[tuple[list[Any], int, tuple[int, ...], int]] = field(default_factory=list)
+    default_action: int = 0
+    default_args: tuple[int, ...] = ()
+    key_widths: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ExternRuntime:
+    """One extern object instance: ``kind`` is the v1model extern name."""
+
+    kind: str
+    qname: str
+    size: int = 0
+    width: int = 0
+    unit: str = ""
+    signed: bool = False
+    table: str | None = None
+
+
+@dataclass
+class Layout:
+    """Where the pipeline's top-level state lives in the slot list."""
+
+    nslots: int = HIDDEN_SLOTS
+    template: list[Any] = field(default_factory=list)
+    headers: int = 0
+    headers_type: Type | None = None
+    meta: int = 0
+    meta_type: Type | None = None
+    std: int = 0
+    std_type: StructT | None = None
+    std_fields: dict[str, int] = field(default_factory=dict)
+    field_lists: dict[int, list[int]] = field(default_factory=dict)
+    error_codes: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class FuncCtx:
+    """What the statement compiler needs to know about the enclosing
+    generated function."""
+
+    kind: str  # "action", "function", "control", "parser"
+    return_type: Type | None = None
+    loops: list[list[ast.Stmt]] = field(default_factory=list)
+    prefix: str = ""  # control-plane name prefix ("ingress.")
+
+
+class CodeGen(ExprMixin, StmtMixin, ExternMixin):
+    """Compiles one program. Use ``generate()`` once."""
+
+    def __init__(self, program: ast.Program) -> None:
+        self.program = program
+        self.root = Scope()
+        self.scope = self.root
+        self.layout = Layout(template=[0] * HIDDEN_SLOTS)
+        self.layout.template[PAYLOAD] = b""
+        self.schema = ProgramSchema()
+        self.tables: list[TableRuntime] = []
+        self.externs: list[ExternRuntime] = []
+        self.action_syms: list[ActionSym] = []
+        self.funcs: list[Writer] = []
+        self.w = Writer(1)
+        self.ctx = FuncCtx("control")
+        self.error = ErrorT([])
+        self._tmp = 0
+        self._generated: dict[int, str] = {}
+        self.blocks: dict[str, str] = {}
+        self.digests: dict[str, int] = {}
+        self.value_sets: list[Any] = []
+        self._type_cache: dict[int, Type] = {}
+
+    # ---------------------------------------------------------------- utils
+
+    def fresh(self, stem: str = "t") -> str:
+        self._tmp += 1
+        return f"_{stem}{self._tmp}"
+
+    def alloc(self, t: Type) -> int:
+        base = self.layout.nslots
+        n = slots(t)
+        self.layout.nslots += n
+        self.layout.template.extend([0] * n)
+        return base
+
+    def err(self, node: ast.Node | None, msg: str) -> P4SemanticError:
+        return P4SemanticError(msg, node.loc if node is not None else None)
+
+    def unsupported(self, node: ast.Node | None, what: str) -> P4UnsupportedError:
+        return P4UnsupportedError(
+            f"unsupported construct: {what}", node.loc if node is not None else None
+        )
+
+    @contextmanager
+    def function(self, header: str, ctx: FuncCtx, scope: Scope) -> Iterator[Writer]:
+        """Open a new generated function; restores the caller's state."""
+        saved = (self.w, self.ctx, self.scope)
+        self.w = Writer(1)
+        self.ctx = ctx
+        self.scope = scope
+        self.w(f"def {header}:")
+        self.w.depth += 1
+        mark = len(self.w.lines)
+        try:
+            yield self.w
+            if len(self.w.lines) == mark:
+                self.w("pass")
+            self.funcs.append(self.w)
+        finally:
+            self.w, self.ctx, self.scope = saved
+
+    @contextmanager
+    def nested_scope(self) -> Iterator[Scope]:
+        saved = self.scope
+        self.scope = saved.child()
+        try:
+            yield self.scope
+        finally:
+            self.scope = saved
+
+    # ---------------------------------------------------------- annotations
+
+    @staticmethod
+    def annotation(annos: list[ast.Annotation], name: str) -> ast.Annotation | None:
+        for a in annos:
+            if a.name == name:
+                return a
+        return None
+
+    @staticmethod
+    def anno_string(a: ast.Annotation | None) -> str | None:
+        if a is None:
+            return None
+        if a.args and isinstance(a.args[0], ast.StringLit):
+            return a.args[0].value
+        body = (a.body or "").strip()
+        if len(body) >= 2 and body[0] == '"' and body[-1] == '"':
+            return body[1:-1]
+        return body or None
+
+    def control_name(self, decl: ast.Decl, prefix: str) -> str:
+        """The control-plane name p4c gives a declaration (``@name`` aware)."""
+        given = self.anno_string(self.annotation(decl.annotations, "name"))
+        if given is not None:
+            if given.startswith("."):
+                return given[1:]
+            return prefix + given
+        return prefix + decl.name
+
+    @staticmethod
+    def anno_texts(annos: list[ast.Annotation]) -> list[str]:
+        skip = {"name", "id", "tableonly", "defaultonly", "hidden", "match", "brief",
+                "description", "field_list", "priority"}
+        out = []
+        for a in annos:
+            if a.name in skip:
+                continue
+            out.append(f"@{a.name}" + (f"({a.body})" if a.body is not None else ""))
+        return out
+
+    # ---------------------------------------------------------------- types
+
+    def resolve_type(self, ref: ast.TypeRef, scope: Scope | None = None) -> Type:
+        scope = scope or self.scope
+        if isinstance(ref, ast.BitType):
+            w = self.const_int(ref.width, scope)
+            if w <= 0 and not (w == 0 and not ref.signed):
+                raise self.err(ref, f"invalid width {w}")
+            return BitT(w, ref.signed)
+        if isinstance(ref, ast.BoolType):
+            return BoolT()
+        if isinstance(ref, ast.IntType):
+            return IntT()
+        if isinstance(ref, ast.VarbitType):
+            return VarbitT(self.const_int(ref.width, scope))
+        if isinstance(ref, ast.StringType):
+            return StringT()
+        if isinstance(ref, ast.VoidType):
+            return VoidT()
+        if isinstance(ref, ast.DontCareType):
+            return DontCareT()
+        if isinstance(ref, ast.StackType):
+            elem = self.resolve_type(ref.elem, scope)
+            return StackT(elem, self.const_int(ref.size, scope))
+        if isinstance(ref, ast.TupleType):
+            return TupleT([self.resolve_type(e, scope) for e in ref.elems])
+        if isinstance(ref, ast.SpecializedType):
+            base = self.resolve_type(ref.base, scope)
+            args = [self.resolve_type(a, scope) for a in ref.args]
+            if isinstance(base, ExternT):
+                return ExternT(base.name, base.decl, args)
+            if isinstance(base, BlockT):
+                return base
+            if ref.base.name == "tuple":
+                return TupleT(args)
+            raise self.unsupported(ref, f"generic type {ref.base.name}<...>")
+        if isinstance(ref, ast.TypeName):
+            if ref.name == "error":
+                return self.error
+            if ref.name == "match_kind":
+                return MatchKindT()
+            sym = (self.root if ref.absolute else scope).lookup(ref.name)
+            if isinstance(sym, TypeSym):
+                return sym.type
+            if sym is None:
+                raise self.err(ref, f"unknown type '{ref.name}'")
+            raise self.err(ref, f"'{ref.name}' is not a type")
+        raise self.unsupported(ref, type(ref).__name__)
+
+    def const_int(self, e: ast.Expr, scope: Scope | None = None) -> int:
+        saved = self.scope
+        if scope is not None:
+            self.scope = scope
+        try:
+            v = self.ev(e)
+        finally:
+            self.scope = saved
+        if not v.is_const or isinstance(v.const, bool):
+            raise self.err(e, "expected a compile-time integer constant")
+        return int(v.const)
+
+    # ---------------------------------------------------------- declarations
+
+    def declare_global(self, d: ast.Decl) -> None:
+        root = self.root
+        if isinstance(d, ast.ErrorDecl):
+            for m in d.members:
+                if m not in self.error.members:
+                    self.error.members.append(m)
+            root.names["error"] = TypeSym(self.error)
+            return
+        if isinstance(d, ast.MatchKindDecl):
+            for m in d.members:
+                root.names[m] = ConstSym(MatchKindT(), m)
+            return
+        if isinstance(d, ast.ExternFunctionDecl):
+            sym = root.names.get(d.name)
+            if isinstance(sym, ExternFuncSym):
+                sym.overloads.append(d)
+            else:
+                root.names[d.name] = ExternFuncSym([d])
+            return
+        if isinstance(d, ast.ActionDecl):
+            root.names[d.name] = ActionSym(d, self.control_name(d, ""), root)
+            return
+        if isinstance(d, ast.FunctionDecl):
+            root.names[d.name] = FuncSym(d, root)
+            return
+        if isinstance(d, ast.Instantiation):
+            t = self.resolve_type(d.type, root)
+            if isinstance(t, BlockT) and t.kind == "package":
+                root.names[d.name] = InstanceSym(t, d.name, d)
+                self.main = d
+                return
+            if isinstance(t, BlockT):
+                root.names[d.name] = BlockInstSym(t.decl, d.name, d.args, root)  # type: ignore[arg-type]
+                return
+            root.names[d.name] = self.instantiate_extern(d, t, "", root)
+            return
+        self.declare_local(d, root, "")
+
+    def declare_local(self, d: ast.Decl, scope: Scope, prefix: str) -> None:
+        """Declarations that may appear at top level or inside blocks."""
+        if isinstance(d, ast.ConstDecl):
+            t = self.resolve_type(d.type, scope)
+            saved = self.scope
+            self.scope = scope
+            try:
+                v = self.coerce(self.ev(d.value, t), t, d.value)
+            finally:
+                self.scope = saved
+            if v.is_const:
+                scope.names[d.name] = ConstSym(t, v.const)
+            elif v.parts is not None and all(_is_literal(p) for p in v.parts):
+                scope.names[d.name] = ConstSym(t, [eval(p) for p in v.parts])  # noqa: S307
+            else:
+                raise self.err(d.value, f"initializer of constant '{d.name}' is not constant")
+            return
+        if isinstance(d, ast.Typedef):
+            base = self.resolve_type(d.type, scope)
+            scope.names[d.name] = TypeSym(NewT(d.name, base) if d.newtype else base)
+            return
+        if isinstance(d, ast.HeaderDecl | ast.StructDecl | ast.HeaderUnionDecl):
+            cls = {ast.HeaderDecl: HeaderT, ast.StructDecl: StructT,
+                   ast.HeaderUnionDecl: UnionT}[type(d)]
+            t = cls(d.name, [])
+            scope.names[d.name] = TypeSym(t)
+            for f in d.fields:
+                ft = self.resolve_type(f.type, scope)
+                t.fields.append((f.name, ft))
+                t.annotations[f.name] = f.annotations
+            return
+        if isinstance(d, ast.EnumDecl):
+            under = self.resolve_type(d.underlying, scope) if d.underlying else None
+            t = EnumT(d.name, list(d.members), under)  # type: ignore[arg-type]
+            for i, m in enumerate(d.members):
+                if under is not None and i < len(d.values) and d.values[i] is not None:
+                    t.values[m] = self.const_int(d.values[i], scope) & under.mask  # type: ignore[arg-type,union-attr]
+                else:
+                    t.values[m] = i
+            scope.names[d.name] = TypeSym(t)
+            return
+        if isinstance(d, ast.ExternDecl):
+            scope.names[d.name] = TypeSym(ExternT(d.name, d))
+            return
+        if isinstance(d, ast.ParserTypeDecl):
+            scope.names[d.name] = TypeSym(BlockT("parser", d.name, d))
+            return
+        if isinstance(d, ast.ControlTypeDecl):
+            scope.names[d.name] = TypeSym(BlockT("control", d.name, d))
+            return
+        if isinstance(d, ast.PackageTypeDecl):
+            scope.names[d.name] = TypeSym(BlockT("package", d.name, d))
+            return
+        if isinstance(d, ast.ParserDecl):
+            scope.names[d.name] = TypeSym(BlockT("parser", d.name, d))
+            return
+        if isinstance(d, ast.ControlDecl):
+            scope.names[d.name] = TypeSym(BlockT("control", d.name, d))
+            return
+        raise self.unsupported(d, f"declaration {type(d).__name__} here")
+
+    # ------------------------------------------------------------ generation
+
+    def generate(self) -> str:
+        self.main: ast.Instantiation | None = None
+        for d in self.program.decls:
+            self.declare_global(d)
+        self.layout.error_codes = {m: i for i, m in enumerate(self.error.members)}
+        if self.main is None:
+            raise P4SemanticError("the program has no 'main' package instance",
+                                  Loc(self.program.loc.file, 1))
+        self.generate_pipeline(self.main)
+        return self.source()
+
+    def block_decl(self, arg: ast.Arg) -> tuple[ast.ParserDecl | ast.ControlDecl, list[ast.Arg]]:
+        e = arg.value
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
+            sym = self.root.lookup(e.func.name)
+            if isinstance(sym, TypeSym) and isinstance(sym.type, BlockT):
+                decl = sym.type.decl
+                if isinstance(decl, ast.ParserDecl | ast.ControlDecl):
+                    return decl, e.args
+        if isinstance(e, ast.Name):
+            sym = self.root.lookup(e.name)
+            if isinstance(sym, BlockInstSym):
+                return sym.decl, sym.ctor_args
+        raise self.unsupported(e, "package argument that is not a parser or control instance")
+
+    def generate_pipeline(self, main: ast.Instantiation) -> None:
+        t = self.resolve_type(main.type, self.root)
+        assert isinstance(t, BlockT)
+        if t.name != "V1Switch":
+            raise self.unsupported(main, f"package '{t.name}' (only V1Switch is supported)")
+        if len(main.args) != 6:
+            raise self.err(main, "V1Switch takes 6 arguments")
+        decls = [self.block_decl(a) for a in main.args]
+        parser, pargs = decls[0]
+        if not isinstance(parser, ast.ParserDecl) or len(parser.params) < 4:
+            raise self.err(main, "the first V1Switch argument must be a parser")
+        pscope = self.root
+        h_t = self.resolve_type(parser.params[1].type, pscope)
+        m_t = self.resolve_type(parser.params[2].type, pscope)
+        sm_t = self.resolve_type(parser.params[3].type, pscope)
+        lay = self.layout
+        lay.headers_type, lay.meta_type = h_t, m_t
+        lay.headers = self.alloc(h_t)
+        lay.meta = self.alloc(m_t)
+        lay.std = self.alloc(sm_t)
+        assert isinstance(strip(sm_t), StructT)
+        lay.std_type = strip(sm_t)  # type: ignore[assignment]
+        for fname, off in lay.std_type.offsets.items():  # type: ignore[union-attr]
+            lay.std_fields[fname] = lay.std + off
+        self._field_lists(m_t, lay.meta)
+        phv = {"H": (h_t, lay.headers), "M": (m_t, lay.meta), "SM": (sm_t, lay.std)}
+        roles = [["pkt", "H", "M", "SM"], ["H", "M"], ["H", "M", "SM"], ["H", "M", "SM"],
+                 ["H", "M"], ["pkt", "H"]]
+        for kind, (decl, cargs), role in zip(V1_BLOCKS, decls, roles):
+            bindings: dict[str, Any] = {}
+            for p, r in zip(decl.params, role):
+                if r == "pkt":
+                    bindings[p.name] = VarSym(self.resolve_type(p.type, self.root), -1)
+                else:
+                    pt, base = phv[r]
+                    bindings[p.name] = VarSym(pt, base)
+            qname = self.control_name(decl, "")
+            self.blocks[kind] = self.gen_block(decl, qname, bindings, cargs, self.root)
+
+    def _field_lists(self, t: Type, base: int) -> None:
+        """Record ``@field_list(n)`` members of the user metadata."""
+        t = strip(t)
+        if not isinstance(t, StructT):
+            return
+        for fname, ft in t.fields:
+            off = base + t.offsets[fname]
+            for a in t.annotations.get(fname, []):
+                if a.name == "field_list":
+                    ids = [self.const_int(x, self.root) for x in a.args] if a.args else [
+                        int(x) for x in (a.body or "").split(",") if x.strip()]
+                    for i in ids:
+                        self.layout.field_lists.setdefault(i, []).extend(
+                            range(off, off + slots(ft)))
+            if isinstance(strip(ft), StructT):
+                self._field_lists(ft, off)
+
+    # ------------------------------------------------------------- blocks
+
+    def gen_block(self, decl: ast.ParserDecl | ast.ControlDecl, qname: str,
+                  bindings: dict[str, Any], ctor_args: list[ast.Arg], site: Scope) -> str:
+        """Generate a parser or control instance; returns its function name."""
+        scope = self.root.child()
+        for p, a in zip(decl.ctor_params, ctor_args):
+            pt = self.resolve_type(p.type, scope)
+            saved = self.scope
+            self.scope = site
+            try:
+                v = self.ev(a.value, pt)
+            finally:
+                self.scope = saved
+            if v.is_const:
+                scope.names[p.name] = ConstSym(pt, v.const)
+            elif isinstance(v, _InstanceVal):
+                scope.names[p.name] = v.sym
+            else:
+                raise self.unsupported(a, "non-constant constructor argument")
+        for p in decl.ctor_params[len(ctor_args):]:
+            if p.default is None:
+                raise self.err(decl, f"missing constructor argument '{p.name}'")
+            pt = self.resolve_type(p.type, scope)
+            scope.names[p.name] = ConstSym(pt, self.const_int(p.default, scope))
+        scope.names.update(bindings)
+        prefix = qname + "."
+        if isinstance(decl, ast.ParserDecl):
+            return self.gen_parser(decl, qname, scope, prefix)
+        return self.gen_control(decl, qname, scope, prefix)
+
+    def declare_block_locals(self, decl: ast.ParserDecl | ast.ControlDecl, scope: Scope,
+                             prefix: str) -> list[ast.VarDecl]:
+        """Bind a block's local declarations; returns variables whose
+        initialisers run at the start of every apply."""
+        inits: list[ast.VarDecl] = []
+        for d in decl.locals:
+            if isinstance(d, ast.VarDecl):
+                t = self.resolve_type(d.type, scope)
+                scope.names[d.name] = VarSym(t, self.alloc(t))
+                inits.append(d)
+            elif isinstance(d, ast.ActionDecl):
+                scope.names[d.name] = ActionSym(d, self.control_name(d, prefix), scope,
+                                                prefix=prefix)
+            elif isinstance(d, ast.TableDecl):
+                scope.names[d.name] = TableSym(d, self.control_name(d, prefix), scope)
+            elif isinstance(d, ast.Instantiation):
+                t = self.resolve_type(d.type, scope)
+                if isinstance(t, BlockT):
+                    if t.kind == "package":
+                        raise self.unsupported(d, "package instance inside a block")
+                    scope.names[d.name] = BlockInstSym(
+                        t.decl, self.control_name(d, prefix), d.args, scope)  # type: ignore[arg-type]
+                else:
+                    scope.names[d.name] = self.instantiate_extern(d, t, prefix, scope)
+            elif isinstance(d, ast.ValueSetDecl):
+                scope.names[d.name] = self.declare_value_set(d, scope, prefix)
+            elif isinstance(d, ast.FunctionDecl):
+                scope.names[d.name] = FuncSym(d, scope)
+            else:
+                self.declare_local(d, scope, prefix)
+        return inits
+
+    def run_local_inits(self, inits: list[ast.VarDecl], scope: Scope) -> None:
+        for d in inits:
+            sym = scope.names[d.name]
+            if d.init is not None:
+                self.assign(LValue(sym.type, sym.base), d.init, d)
+            else:
+                self.invalidate_headers(sym.type, sym.base)
+
+    def gen_control(self, decl: ast.ControlDecl, qname: str, scope: Scope, prefix: str) -> str:
+        inits = self.declare_block_locals(decl, scope, prefix)
+        name = f"c_{_ident(qname)}_{len(self.funcs)}"
+        with self.function(f"{name}(s)", FuncCtx("control", prefix=prefix), scope):
+            self.run_local_inits(inits, scope)
+            self.stmts(decl.body.stmts)
+        return name
+
+    def gen_parser(self, decl: ast.ParserDecl, qname: str, scope: Scope, prefix: str) -> str:
+        from dataplane.compiler.frontend.scope import StateSym
+
+        inits = self.declare_block_locals(decl, scope, prefix)
+        base = f"p_{_ident(qname)}_{len(self.funcs)}"
+        states: dict[str, StateSym] = {}
+        for st in decl.states:
+            states[st.name] = StateSym(st, f"{base}_{_ident(st.name)}")
+            scope.names[st.name] = states[st.name]
+        if "start" not in states:
+            raise self.err(decl, f"parser '{decl.name}' has no 'start' state")
+        for st in decl.states:
+            with self.function(f"{states[st.name].func}(s, b)", FuncCtx("parser", prefix=prefix),
+                               scope.child()):
+                self.stmts(st.stmts)
+                self.transition(st.transition, st)
+        with self.function(f"{base}(s, b)", FuncCtx("parser", prefix=prefix), scope):
+            self.run_local_inits(inits, scope)
+            self.w(f"st = {states['start'].func}")
+            with self.w.block("while st is not None"):
+                self.w("st = st(s, b)")
+        return base
+
+    # --------------------------------------------------------------- output
+
+    def source(self) -> str:
+        lines = ["def make(X):"]
+        for i in range(len(self.tables)):
+            lines.append(f"    T{i} = X.tables[{i}]")
+        for i in range(len(self.externs)):
+            lines.append(f"    E{i} = X.externs[{i}]")
+        for i in range(len(self.value_sets)):
+            lines.append(f"    V{i} = X.value_sets[{i}]")
+        lines.append("    RAND = X.random")
+        lines.append("    DIGEST = X.digest")
+        lines.append("    LOG = X.log")
+        lines.append("    NOW = X.now")
+        lines.append("    OUT = X.out")
+        for w in self.funcs:
+            lines.extend(w.lines)
+        blocks = ", ".join(f"{k!r}: {v}" for k, v in self.blocks.items())
+        lines.append(f"    return {{{blocks}}}")
+        return "\n".join(lines) + "\n"
+
+
+class _InstanceVal(Val):
+    """A constructor argument that is an instance (extern or block)."""
+
+    sym: Any = None
+
+
+def _ident(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _is_literal(code: str) -> bool:
+    return code.lstrip("-").isdigit() or code in ("True", "False")
+
+
+Gen = Callable[..., Val]
+__all__ = ["CodeGen", "Layout", "TableRuntime", "ExternRuntime", "field_bits", "location",
+           "HeaderT", "StackT", "TupleT", "StructLikeT", "TypeVarT", "UnionT"]

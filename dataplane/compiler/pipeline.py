@@ -1,0 +1,104 @@
+"""The front-end pipeline: preprocess, parse, generate, compile, exec.
+
+A program is compiled once per process and shared by every Switch that
+runs it (the generated code objects are shared; each Switch binds its own
+state through ``make``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
+from dataplane.compiler.frontend.ast import Program
+from dataplane.compiler.schema import ProgramSchema
+from dataplane.runtime import support
+from dataplane.runtime import externs as rt_externs
+
+
+@dataclass
+class CompiledProgram:
+    """A program ready to run: control-plane schema plus generated code."""
+
+    name: str
+    source: Path
+    schema: ProgramSchema
+    layout: Layout
+    tables: list[TableRuntime]
+    externs: list[ExternRuntime]
+    value_sets: list[Any]
+    action_names: list[str]
+    python_source: str
+    make: Callable[[Any], dict[str, Callable]] = field(repr=False)
+    error_names: list[str] = field(default_factory=list)
+
+
+def _globals() -> dict[str, Any]:
+    return {
+        "ExitPipeline": support.ExitPipeline,
+        "ParserReject": support.ParserReject,
+        "AssertionFailed": support.AssertionFailed,
+        "sat_add": support.sat_add,
+        "to_signed": support.to_signed,
+        "shl": support.shl,
+        "read_bits": support.read_bits,
+        "join_bits": support.join_bits,
+        "compute_hash": rt_externs.compute_hash,
+        "verify_checksum": rt_externs.verify_checksum,
+        "update_checksum": rt_externs.update_checksum,
+        "__builtins__": __builtins__,
+    }
+
+
+def compile_program(program: Program, source: Path) -> CompiledProgram:
+    """Generate and compile code for a parsed program."""
+    gen = CodeGen(program)
+    text = gen.generate()
+    code = compile(text, f"<p4:{source.name}>", "exec")
+    namespace = _globals()
+    exec(code, namespace)  # noqa: S102 - our own generated code
+    gen.schema.tables = [t.info for t in gen.tables]
+    return CompiledProgram(
+        name=source.stem,
+        source=source,
+        schema=gen.schema,
+        layout=gen.layout,
+        tables=gen.tables,
+        externs=gen.externs,
+        value_sets=gen.value_sets,
+        action_names=[a.qname for a in gen.action_syms],
+        python_source=text,
+        make=namespace["make"],
+        error_names=list(gen.error.members),
+    )
+
+
+_CACHE: dict[tuple, CompiledProgram] = {}
+
+
+def compile_file(path: str | Path, include_dirs: Sequence[Path] = (),
+                 defines: Mapping[str, str] | None = None) -> CompiledProgram:
+    """Compile a ``.p4`` file (cached per process by path and mtime)."""
+    from dataplane.compiler.frontend.parser import parse_file
+
+    p = Path(path).resolve()
+    key = (str(p), p.stat().st_mtime_ns if p.exists() else 0,
+           tuple(str(d) for d in include_dirs), tuple(sorted((defines or {}).items())))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    program = parse_file(p, include_dirs=tuple(include_dirs), defines=dict(defines or {}))
+    compiled = compile_program(program, p)
+    _CACHE[key] = compiled
+    return compiled
+
+
+def dump_source(program: CompiledProgram, directory: str | os.PathLike[str]) -> Path:
+    """Write the generated Python next to a run's results, for debugging."""
+    out = Path(directory) / f"{program.name}.generated.py"
+    out.write_text(program.python_source)
+    return out

@@ -1,1 +1,0 @@
-"""IR to generated Python, v1model externs and the packet model."""

@@ -1,0 +1,273 @@
+"""Switches, egress queues, wires and hosts in virtual time.
+
+The traffic manager is BMv2's: one FIFO per egress port holding at most
+``depth`` packets (tail drop), served no faster than ``rate_pps``
+(``set_queue_rate``) and no faster than the link serializes. Queue metadata
+is filled as ``simple_switch`` fills it: ``enq_qdepth`` is the number of
+packets already queued when the packet arrives, ``deq_qdepth`` the number
+left behind when it leaves, ``deq_timedelta`` the time spent queued in
+microseconds, ``enq_timestamp`` the switch's clock at enqueue.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from dataplane.runtime.switch import EgressJob, Switch
+from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator
+
+Tap = Callable[[int, str, int, bytes], None]  # (time_ns, node, port, packet)
+
+
+class Wire:
+    """One direction of a link: delay, Bernoulli loss, and the far end."""
+
+    __slots__ = ("sim", "dst", "dst_port", "delay_ns", "loss", "rng", "bits_ns", "sent", "lost",
+                 "bandwidth_bps")
+
+    def __init__(self, sim: Simulator, dst: Any, dst_port: int, *, bandwidth_bps: int,
+                 delay_ns: int, loss: float, rng: random.Random) -> None:
+        if bandwidth_bps <= 0:
+            raise ValueError("bandwidth must be positive")
+        self.sim = sim
+        self.dst = dst
+        self.dst_port = dst_port
+        self.bandwidth_bps = bandwidth_bps
+        self.delay_ns = delay_ns
+        self.loss = loss
+        self.rng = rng
+        self.sent = 0
+        self.lost = 0
+
+    def serialization_ns(self, nbytes: int) -> int:
+        return nbytes * 8 * NS_PER_S // self.bandwidth_bps
+
+    def transmit(self, packet: bytes, ser_ns: int) -> None:
+        """Called when serialization starts; the far end receives the packet
+        once its last bit has crossed the link."""
+        self.sent += 1
+        if self.loss and self.rng.random() < self.loss:
+            self.lost += 1
+            return
+        self.sim.at_ns(self.sim.now_ns + ser_ns + self.delay_ns, self.dst.receive,
+                       self.dst_port, packet)
+
+
+class EgressPort:
+    """A switch port's egress FIFO and transmitter."""
+
+    __slots__ = ("sim", "switch", "port", "queue", "depth", "gap_ns", "wire", "busy", "free_at",
+                 "drops", "tx_packets", "tx_bytes", "max_depth")
+
+    def __init__(self, sim: Simulator, switch: SimSwitch, port: int, wire: Wire | None, *,
+                 depth: int = 64, rate_pps: float | None = None) -> None:
+        self.sim = sim
+        self.switch = switch
+        self.port = port
+        self.wire = wire
+        self.queue: deque[tuple[EgressJob, int, int]] = deque()
+        self.depth = depth
+        self.gap_ns = 0
+        self.set_rate(rate_pps)
+        self.busy = False
+        self.free_at = 0
+        self.drops = 0
+        self.tx_packets = 0
+        self.tx_bytes = 0
+        self.max_depth = 0
+
+    def set_rate(self, rate_pps: float | None) -> None:
+        """BMv2 ``set_queue_rate``: at most ``rate_pps`` dequeues per second
+        (None: line rate only)."""
+        self.gap_ns = 0 if not rate_pps else round(NS_PER_S / rate_pps)
+
+    def enqueue(self, job: EgressJob) -> None:
+        q = self.queue
+        depth = len(q)
+        if depth >= self.depth:
+            self.drops += 1
+            return
+        q.append((job, self.sim.now_ns, depth))
+        if depth + 1 > self.max_depth:
+            self.max_depth = depth + 1
+        if not self.busy:
+            self.busy = True
+            if self.free_at <= self.sim.now_ns:
+                # An idle port serves at once, as BMv2's egress thread does;
+                # no event needed.
+                self._dequeue()
+            else:
+                self.sim.at_ns(self.free_at, self._dequeue)
+
+    def _dequeue(self) -> None:
+        sim = self.sim
+        job, enq_ns, enq_depth = self.queue.popleft()
+        now = sim.now_ns
+        sw = self.switch
+        out, clones, recirc = sw.engine.egress(
+            job, sw.ts_us(enq_ns), enq_depth, (now - enq_ns) // NS_PER_US, len(self.queue))
+        gap = self.gap_ns
+        for _port, packet in out:
+            self.tx_packets += 1
+            self.tx_bytes += len(packet)
+            if sw.taps:
+                for tap in sw.taps:
+                    tap(now, sw.name, self.port, packet)
+            if self.wire is not None:
+                ser = self.wire.serialization_ns(len(packet))
+                self.wire.transmit(packet, ser)
+                if ser > gap:
+                    gap = ser
+        for c in clones:
+            sw.enqueue(c)
+        for r in recirc:
+            sw.ingress(*r)
+        self.free_at = now + gap
+        if self.queue:
+            sim.at_ns(self.free_at, self._dequeue)
+        else:
+            self.busy = False
+
+
+class SimSwitch:
+    """An engine Switch attached to ports and wires."""
+
+    def __init__(self, sim: Simulator, name: str, engine: Switch, *,
+                 processing_rate_pps: float | None = None, input_depth: int = 1024,
+                 clock_offset_us: int = 0) -> None:
+        self.sim = sim
+        self.name = name
+        self.engine = engine
+        self.ports: dict[int, EgressPort] = {}
+        self.offset_us = clock_offset_us
+        self.proc_gap_ns = round(NS_PER_S / processing_rate_pps) if processing_rate_pps else 0
+        self.input: deque[tuple[int, bytes]] = deque()
+        self.input_depth = input_depth
+        self.input_busy = False
+        self.input_drops = 0
+        self.rx_packets = 0
+        self.taps: list[Tap] = []
+        # Packets the pipeline sends to a port with no link (e.g. the CPU
+        # port): ``(port, packet)``; the default drops them.
+        self.unconnected: Callable[[int, bytes], None] | None = None
+        self.unconnected_drops = 0
+
+    def ts_us(self, ns: int) -> int:
+        """This switch's timestamp for virtual time ``ns`` (BMv2:
+        microseconds since the switch started, plus a configured offset)."""
+        return ns // NS_PER_US + self.offset_us
+
+    def now_us(self) -> int:
+        return self.sim.now_ns // NS_PER_US + self.offset_us
+
+    def add_port(self, port: int, wire: Wire | None, *, depth: int = 64,
+                 rate_pps: float | None = None) -> EgressPort:
+        ep = EgressPort(self.sim, self, port, wire, depth=depth, rate_pps=rate_pps)
+        self.ports[port] = ep
+        return ep
+
+    def receive(self, port: int, packet: bytes) -> None:
+        self.rx_packets += 1
+        if not self.proc_gap_ns:
+            self.ingress(port, packet)
+            return
+        if len(self.input) >= self.input_depth:
+            self.input_drops += 1
+            return
+        self.input.append((port, packet))
+        if not self.input_busy:
+            self.input_busy = True
+            self.sim.after_ns(self.proc_gap_ns, self._serve_input)
+
+    def _serve_input(self) -> None:
+        port, packet = self.input.popleft()
+        self.ingress(port, packet)
+        if self.input:
+            self.sim.after_ns(self.proc_gap_ns, self._serve_input)
+        else:
+            self.input_busy = False
+
+    def ingress(self, port: int, packet: bytes, instance_type: int = 0,
+                preserved: Any = None) -> None:
+        jobs, again = self.engine.ingress(port, packet, instance_type, preserved)
+        for job in jobs:
+            self.enqueue(job)
+        for item in again:
+            self.ingress(*item)
+
+    def enqueue(self, job: EgressJob) -> None:
+        ep = self.ports.get(job.port)
+        if ep is not None:
+            ep.enqueue(job)
+            return
+        # No link on this port: run egress at once and hand the packet over.
+        now_us = self.now_us()
+        out, clones, recirc = self.engine.egress(job, now_us, 0, 0, 0)
+        for port, packet in out:
+            if self.unconnected is not None:
+                self.unconnected(port, packet)
+            else:
+                self.unconnected_drops += 1
+        for c in clones:
+            self.enqueue(c)
+        for r in recirc:
+            self.ingress(*r)
+
+
+class HostNic:
+    """A host's transmit FIFO (unbounded) at line rate."""
+
+    __slots__ = ("sim", "wire", "queue", "busy")
+
+    def __init__(self, sim: Simulator, wire: Wire) -> None:
+        self.sim = sim
+        self.wire = wire
+        self.queue: deque[bytes] = deque()
+        self.busy = False
+
+    def send(self, packet: bytes) -> None:
+        self.queue.append(packet)
+        if not self.busy:
+            self.busy = True
+            self._next()
+
+    def _next(self) -> None:
+        if not self.queue:
+            self.busy = False
+            return
+        packet = self.queue.popleft()
+        ser = self.wire.serialization_ns(len(packet))
+        self.wire.transmit(packet, ser)
+        self.sim.after_ns(ser, self._next)
+
+
+Handler = Callable[["SimHost", bytes, int], None]  # (host, packet, time_ns)
+
+
+class SimHost:
+    """An end host: sends bytes, records or answers what it receives."""
+
+    def __init__(self, sim: Simulator, name: str, mac: str, ip: str) -> None:
+        self.sim = sim
+        self.name = name
+        self.mac = mac
+        self.ip = ip
+        self.nic: HostNic | None = None
+        self.handlers: list[Handler] = []
+        self.rx_packets = 0
+        self.tx_packets = 0
+
+    def send(self, packet: bytes) -> None:
+        if self.nic is None:
+            raise RuntimeError(f"host {self.name} has no link")
+        self.tx_packets += 1
+        self.nic.send(packet)
+
+    def receive(self, port: int, packet: bytes) -> None:
+        self.rx_packets += 1
+        now = self.sim.now_ns
+        for handler in self.handlers:
+            handler(self, packet, now)

@@ -1,0 +1,4 @@
+"""Orchestration: networks built from a Topology on any target behind one
+interface (``network``), the targets themselves (``sim``, ``live``,
+``targets``), and each system's run written once against that interface
+(``systems``)."""

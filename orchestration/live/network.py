@@ -1,0 +1,602 @@
+"""The ``mininet`` and ``bmv2`` targets: a Topology built as a Mininet network.
+
+As in BMv2's Mininet setups, hosts are Mininet hosts (network namespaces)
+and every switch is a process in the root namespace on the root ends of
+the veth pairs: ``intbed-switch`` for ``mininet``, ``simple_switch_grpc``
+for ``bmv2`` (``orchestration.targets.binaries``), each with P4Runtime on a free
+loopback port, its device id from the topology, CPU port 510, a log file
+and optionally pcaps under the run directory. The network:
+
+- hosts: the topology's MAC and IP, IPv6 off (no neighbour discovery or
+  MLD frames of their own), offloads off (``netutil``), a default route
+  on their interface and static ARP entries for every other host, so the
+  kernel's own traffic needs no ARP through the P4 switches;
+- links: veth pairs; a link's bandwidth becomes Mininet's ``TCLink`` (a
+  token bucket) where the rate is at most 1 Gb/s. Link delay is
+  not emulated: this kernel has no ``netem`` (``limitations`` says so).
+  Loss is emulated by ``intbed-switch --loss PORT:P`` on the switch ends
+  and by the senders for the host-to-switch direction;
+- the collector: one host with an interface per switch, wired to that
+  switch's port 500 (``orchestration.sim.COLLECTOR_PORT``), without an IP
+  address, so its kernel answers no report.
+
+``start()`` builds everything and starts the switches in parallel, pushes
+the pipeline (SetForwardingPipelineConfig with ``Prepared.p4info`` and the
+binary's device config) and starts a watchdog. ``stop()`` tears everything
+down in order (host processes, P4Runtime sessions, switches, Mininet,
+then any interface left over); it is idempotent, runs from ``with``,
+``atexit`` and on SIGTERM (turned into KeyboardInterrupt in the main
+thread, like Ctrl-C), and keeps going past a failed step.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import IO, Any
+
+from common.errors import IntbedError
+from common.seeds import derive_seed
+from orchestration.live.netutil import disable_offloads
+from orchestration.live.pcap import iter_pcap, out_pcap
+from orchestration.live.watchdog import SwitchFailure, SwitchWatchdog
+from orchestration.redis_server import free_port
+from orchestration.sim import COLLECTOR_PORT, CPU_PORT
+from orchestration.targets.binaries import Prepared, SwitchProcess, get_binary, launch
+from topologies.model import DEFAULT_QUEUE_DEPTH, Topology
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Which switch binary each live target runs.
+TARGET_BINARIES = {"mininet": "intbed", "bmv2": "bmv2"}
+COLLECTOR_HOST = "collector"
+COLLECTOR_QUEUE_DEPTH = 1024  # as the sim's collector port
+# Mininet's TCLink takes 0 < bw <= 1000 Mb/s. Its token bucket (TBF: HTB warns
+# about its quantum at 1 Gb/s) may hold as much as a veth's default queue,
+# txqueuelen 1000 full-size frames.
+MAX_SHAPED_MBPS = 1000.0
+SHAPER_BACKLOG_BITS = 1000 * 1500 * 8
+IFNAMSIZ = 15  # characters of an interface name (16 with the NUL)
+READY_TIMEOUT_S = 60.0  # 2 cores starting a dozen Python switches take a while
+HOST_STOP_S = 3.0
+
+_active: set[LiveNetwork] = set()  # started and not yet stopped, for atexit
+
+
+class LiveTargetError(IntbedError):
+    """A live target that cannot run here, or a network that failed to come up."""
+
+
+def live_available(target: str) -> str | None:
+    """None when ``target`` can run on this machine, else why not."""
+    if target not in TARGET_BINARIES:
+        return f"unknown live target '{target}' (choices: {', '.join(TARGET_BINARIES)})"
+    if os.geteuid() != 0:
+        return f"the {target} target needs root (network namespaces, veth pairs): use sudo"
+    for tool in ("mnexec", "ip", "tc", "setsid"):
+        if shutil.which(tool) is None:
+            return (f"'{tool}' not found: install the Debian packages mininet and iproute2 "
+                    "(make install)")
+    try:
+        import mininet.net  # noqa: F401
+    except ImportError:
+        return "the Python package mininet is missing: pip install mininet"
+    return get_binary(TARGET_BINARIES[target]).available()
+
+
+@dataclass
+class LiveSwitch:
+    """One switch process and where its pieces are."""
+
+    name: str
+    device_id: int
+    ports: dict[int, str]  # port -> root-namespace interface
+    grpc_addr: str
+    thrift_port: int
+    log_file: Path
+    console_file: Path
+    process: SwitchProcess | None = None
+    counters: dict[str, Any] | None = None
+    exit_code: int | None = None
+
+
+@dataclass
+class HostProcess:
+    """A process started in a host's namespace (``LiveNetwork.popen``)."""
+
+    host: str
+    argv: list[str]
+    popen: subprocess.Popen
+    output: Path | None = None
+    _files: list[IO[Any]] = field(default_factory=list)
+
+    def stop(self, timeout: float = HOST_STOP_S) -> int:
+        """SIGTERM, then SIGKILL after ``timeout``; the exit status."""
+        if self.popen.poll() is None:
+            try:
+                self.popen.send_signal(signal.SIGTERM)
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        for f in (self.popen.stdin, self.popen.stdout):
+            if f is not None and not f.closed:
+                f.close()
+        for f in self._files:
+            f.close()
+        return self.popen.returncode
+
+
+def _iface_name(switch: str, device_id: int, port: int) -> str:
+    name = f"{switch}-eth{port}"
+    if len(name) <= IFNAMSIZ:
+        return name
+    short = f"s{device_id}-eth{port}"
+    if len(short) > IFNAMSIZ:
+        raise LiveTargetError(f"switch {switch}: no interface name for port {port} fits "
+                              f"{IFNAMSIZ} characters")
+    return short
+
+
+class LiveNetwork:
+    """A running network of ``topo`` where every switch runs ``program``.
+
+    ``run_dir`` receives ``switches/<name>.log`` (the switch's log) and
+    ``<name>.out`` (its console), and ``pcap/`` when ``pcap`` is set.
+    """
+
+    def __init__(self, topo: Topology, program: str | Path, *, run_dir: str | Path,
+                 target: str = "mininet", pcap: bool = False, collector: bool = True,
+                 seed: int = 0, shape_links: bool = True,
+                 ready_timeout: float = READY_TIMEOUT_S) -> None:
+        topo.validate()
+        if target not in TARGET_BINARIES:
+            raise LiveTargetError(f"unknown live target '{target}'")
+        self.topo = topo
+        self.program = Path(program)
+        self.target = target
+        self.run_dir = Path(run_dir)
+        self.pcap_dir = self.run_dir / "pcap" if pcap else None
+        self.with_collector = collector
+        self.seed = seed
+        self.shape_links = shape_links
+        self.ready_timeout = ready_timeout
+        self.binary = get_binary(TARGET_BINARIES[target])
+        self.prepared: Prepared | None = None
+        self.net: Any = None
+        self.switches: dict[str, LiveSwitch] = {}
+        self.clients: dict[str, Any] = {}
+        self.collector_ifaces: dict[str, str] = {}  # switch -> collector-side interface
+        self.limitations: list[str] = []
+        self.watchdog: SwitchWatchdog | None = None
+        self._transports: list[Any] = []
+        self._procs: list[HostProcess] = []
+        self._root_ifaces: list[str] = []
+        self._started = False
+        self._stopped = False
+        self._lock = threading.Lock()
+        self._old_sigterm: Any = None
+        if target == "bmv2" and any(ln.loss for ln in topo.links):
+            raise LiveTargetError("the bmv2 target cannot emulate link loss "
+                                  "(simple_switch_grpc has no loss option): use --target "
+                                  "mininet or a loss-free topology")
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> LiveNetwork:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Build the network, start and program the switches, watch them."""
+        if self._started:
+            if self._stopped:
+                raise LiveTargetError("a stopped network cannot start again")
+            return
+        problem = live_available(self.target)
+        if problem is not None:
+            raise LiveTargetError(problem)
+        self._started = True
+        _active.add(self)
+        self._trap_sigterm()
+        try:
+            (self.run_dir / "switches").mkdir(parents=True, exist_ok=True)
+            if self.pcap_dir is not None:
+                self.pcap_dir.mkdir(parents=True, exist_ok=True)
+            self.prepared = self._prepare()
+            self._build()
+            self._start_switches()
+            self._connect()
+            self.watchdog = SwitchWatchdog(
+                {n: s.process for n, s in self.switches.items()},  # type: ignore[misc]
+                logs=lambda n: [self.switches[n].log_file, self.switches[n].console_file])
+            self.watchdog.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Tear everything down (idempotent). Every step runs even if one
+        fails or a second Ctrl-C arrives; that interrupt is raised after."""
+        with self._lock:
+            if self._stopped or not self._started:
+                return
+            self._stopped = True
+        errors: list[str] = []
+        interrupt: BaseException | None = None
+        for step in (self.stop_host_processes, self._close_clients, self.stop_switches,
+                     self._stop_mininet, self._remove_leftovers):
+            try:
+                step()
+            except Exception as exc:  # keep tearing down
+                errors.append(f"{step.__name__}: {exc}")
+            except BaseException as exc:  # KeyboardInterrupt: finish first
+                interrupt = interrupt or exc
+        self._restore_sigterm()
+        _active.discard(self)
+        if interrupt is not None:
+            raise interrupt
+        if errors:
+            raise LiveTargetError("teardown incomplete: " + "; ".join(errors))
+
+    @property
+    def failure(self) -> SwitchFailure | None:
+        return self.watchdog.failure if self.watchdog is not None else None
+
+    @property
+    def failed(self) -> threading.Event:
+        """Set when a switch process ended on its own."""
+        assert self.watchdog is not None, "start() first"
+        return self.watchdog.failed
+
+    def check(self) -> None:
+        """Raise ``IntbedError("switch NAME (pid N) exited with code C: ...")``
+        if a switch process ended."""
+        if self.watchdog is not None:
+            self.watchdog.check()
+
+    # ------------------------------------------------------------------ building
+
+    def _prepare(self) -> Prepared:
+        return self.binary.prepare(self.program)
+
+    def _build(self) -> None:
+        from mininet.link import Link, TCLink
+        from mininet.net import Mininet
+        from mininet.node import Host
+
+        topo = self.topo
+        self.net = net = Mininet(controller=None, build=False, host=Host,
+                                 switch=_root_switch_class(), link=Link, autoSetMacs=False,
+                                 autoStaticArp=False, waitConnected=False)
+        if COLLECTOR_HOST in topo.hosts or COLLECTOR_HOST in topo.switches:
+            raise LiveTargetError(f"'{COLLECTOR_HOST}' is reserved for the collector host")
+        for name, spec in topo.switches.items():
+            net.addSwitch(name, dpid=f"{spec.device_id + 1:x}", inNamespace=False)
+        names = [*topo.hosts, *([COLLECTOR_HOST] if self.with_collector else [])]
+        for name in names:
+            spec = topo.hosts.get(name)
+            ip = f"{spec.ip}/{spec.prefix_len}" if spec is not None else None
+            host = net.addHost(name, ip=ip, mac=spec.mac if spec is not None else None)
+            # Before any interface exists, so none ever gets an IPv6 address.
+            host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+                     "net.ipv6.conf.default.disable_ipv6=1")
+        host_ifaces: dict[str, str] = {}
+        for link in topo.links:
+            ends = []
+            for node, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                if node in topo.switches:
+                    iface = _iface_name(node, topo.switches[node].device_id, port)
+                    self.switches.setdefault(node, self._switch_record(node)).ports[port] = iface
+                    self._root_ifaces.append(iface)
+                    ends.append((node, port, iface, None))
+                else:
+                    iface = host_ifaces[node] = f"{node}-eth0"
+                    ends.append((node, 0, iface, topo.hosts[node].mac))
+            (n1, p1, i1, m1), (n2, p2, i2, m2) = ends
+            kw: dict[str, Any] = {"port1": p1, "port2": p2, "intfName1": i1, "intfName2": i2}
+            if m1:
+                kw["addr1"] = m1
+            if m2:
+                kw["addr2"] = m2
+            if self.shape_links and 0 < link.bandwidth_mbps <= MAX_SHAPED_MBPS:
+                bw = link.bandwidth_mbps
+                net.addLink(n1, n2, cls=TCLink, bw=bw, use_tbf=True,
+                            latency_ms=SHAPER_BACKLOG_BITS / (bw * 1000.0), **kw)
+            else:
+                net.addLink(n1, n2, **kw)
+        for name in topo.switches:
+            self.switches.setdefault(name, self._switch_record(name))
+        if self.with_collector:
+            ordered = sorted(topo.switches, key=lambda n: topo.switches[n].device_id)
+            for i, name in enumerate(ordered):
+                iface = _iface_name(name, topo.switches[name].device_id, COLLECTOR_PORT)
+                col = f"col-eth{i}"
+                net.addLink(name, COLLECTOR_HOST, port1=COLLECTOR_PORT, port2=i,
+                            intfName1=iface, intfName2=col)
+                self.switches[name].ports[COLLECTOR_PORT] = iface
+                self._root_ifaces.append(iface)
+                self.collector_ifaces[name] = col
+        net.build()
+        self._configure_hosts(host_ifaces)
+        self._configure_root_ifaces()
+        if any(ln.delay_us > 0 for ln in topo.links):
+            self.limitations.append("link delays are not emulated (the kernel has no netem): "
+                                    "each link adds only the veth's own latency")
+        if self.shape_links and any(ln.bandwidth_mbps > MAX_SHAPED_MBPS for ln in topo.links):
+            self.limitations.append(f"links above {MAX_SHAPED_MBPS:g} Mb/s are not shaped")
+
+    def _switch_record(self, name: str) -> LiveSwitch:
+        spec = self.topo.switches[name]
+        logs = self.run_dir / "switches"
+        return LiveSwitch(name, spec.device_id, {}, f"127.0.0.1:{free_port()}", free_port(),
+                          logs / f"{name}.log", logs / f"{name}.out")
+
+    def _configure_hosts(self, host_ifaces: Mapping[str, str]) -> None:
+        hosts = self.topo.hosts
+        for name, iface in host_ifaces.items():
+            node = self.net[name]
+            cmds = [f"ip route replace default dev {iface}"]
+            cmds += [f"ip neigh replace {h.ip} lladdr {h.mac} dev {iface} nud permanent"
+                     for other, h in hosts.items() if other != name]
+            out = node.cmd("; ".join(cmds))
+            if out.strip():
+                raise LiveTargetError(f"host {name}: {out.strip().splitlines()[-1]}")
+            disable_offloads(iface, node.pid)
+        if self.with_collector:
+            node = self.net[COLLECTOR_HOST]
+            for iface in self.collector_ifaces.values():
+                disable_offloads(iface, node.pid)
+
+    def _configure_root_ifaces(self) -> None:
+        for iface in self._root_ifaces:
+            try:
+                Path(f"/proc/sys/net/ipv6/conf/{iface}/disable_ipv6").write_text("1\n")
+            except OSError:
+                pass  # IPv6 not built in: nothing to silence
+            disable_offloads(iface)
+
+    # ------------------------------------------------------------------ switches
+
+    def _queue(self, name: str) -> dict[int, tuple[int | None, int | None]]:
+        spec = self.topo.switches[name]
+        queue: dict[int, tuple[int | None, int | None]] = {}
+        for port, _, _ in self.topo.port_peers(name):
+            depth = spec.port_queue_depth(port)
+            rate = spec.port_queue_rate_pps(port)
+            if depth != DEFAULT_QUEUE_DEPTH or rate is not None:
+                queue[port] = (depth, None if rate is None else max(1, round(rate)))
+        if self.with_collector:
+            queue[COLLECTOR_PORT] = (COLLECTOR_QUEUE_DEPTH, None)
+        return queue
+
+    def _extra_args(self, name: str) -> list[str]:
+        if self.target != "mininet":
+            return []
+        args = ["--seed", str(derive_seed(self.seed, "p4-random", name))]
+        for link in self.topo.links:
+            if not link.loss:
+                continue
+            for node, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                if node == name:
+                    args += ["--loss", f"{port}:{link.loss!r}"]
+        return args
+
+    def _launch(self, sw: LiveSwitch) -> SwitchProcess:
+        assert self.prepared is not None
+        return launch(self.binary, self.prepared, ports=sw.ports, device_id=sw.device_id,
+                      grpc_addr=sw.grpc_addr, cpu_port=CPU_PORT, thrift_port=sw.thrift_port,
+                      pcap_dir=self.pcap_dir, log_file=sw.log_file, queue=self._queue(sw.name),
+                      prefix=("setsid",), ready_timeout=self.ready_timeout,
+                      console=sw.console_file, cwd=REPO_ROOT,
+                      extra_args=self._extra_args(sw.name))
+
+    def _start_switches(self) -> None:
+        sws = list(self.switches.values())
+        with ThreadPoolExecutor(max_workers=max(1, len(sws))) as pool:
+            futures = [(sw, pool.submit(self._launch, sw)) for sw in sws]
+            first: tuple[str, BaseException] | None = None
+            for sw, fut in futures:
+                try:
+                    sw.process = fut.result()
+                except BaseException as exc:
+                    if first is None:
+                        first = (sw.name, exc)
+        if first is not None:
+            name, exc = first
+            if isinstance(exc, IntbedError):
+                raise LiveTargetError(f"switch {name}: {exc.message}") from exc
+            raise exc
+
+    def _connect_one(self, sw: LiveSwitch) -> Any:
+        from google.protobuf import text_format
+
+        from controller.p4rt.client import P4RuntimeClient
+        from controller.p4rt.grpc_transport import GrpcTransport
+        from controller.p4rt.protos import protos
+
+        assert self.prepared is not None
+        p4info = text_format.Parse(self.prepared.p4info.read_text(), protos().p4info_pb2.P4Info())
+        transport = GrpcTransport(sw.grpc_addr, sw.device_id, timeout=30.0,
+                                  connect_timeout=self.ready_timeout)
+        self._transports.append(transport)
+        client = P4RuntimeClient(transport, p4info, device_id=sw.device_id)
+        transport.set_pipeline(p4info, self.binary.device_config(self.prepared))
+        return client
+
+    def _connect(self) -> None:
+        sws = list(self.switches.values())
+        with ThreadPoolExecutor(max_workers=max(1, len(sws))) as pool:
+            clients = list(pool.map(self._connect_one, sws))
+        self.clients = {sw.name: c for sw, c in zip(sws, clients)}
+
+    def install_routes(self) -> None:
+        """Shortest-path routes on every switch (``controller.routing``)."""
+        from controller.routing import compute_routes, install_routes
+
+        routes = compute_routes(self.topo)
+        for name, client in self.clients.items():
+            install_routes(client, self.topo, name, routes)
+
+    def stop_switches(self) -> dict[str, dict[str, Any] | None]:
+        """Stop every switch process (SIGTERM, so pcaps and counters are
+        written); each switch's final counters from its log, if it wrote them."""
+        if self.watchdog is not None:
+            self.watchdog.stop()
+        for sw in self.switches.values():
+            if sw.process is not None and sw.exit_code is None:
+                sw.exit_code = sw.process.stop()
+                sw.counters = read_counters(sw.log_file)
+        return {name: sw.counters for name, sw in self.switches.items()}
+
+    # ------------------------------------------------------------------ hosts
+
+    def host_pid(self, host: str) -> int:
+        """The process holding ``host``'s network namespace."""
+        return int(self.net[host].pid)
+
+    def host_iface(self, host: str) -> str:
+        return f"{host}-eth0"
+
+    def host_loss(self, host: str) -> float:
+        """Loss probability of ``host``'s link (its host-to-switch direction
+        is the sender's to emulate)."""
+        return max((ln.loss for ln in self.topo.links_of(host)), default=0.0)
+
+    def popen(self, host: str, argv: Sequence[str], *, output: Path | None = None,
+              env: Mapping[str, str] | None = None) -> HostProcess:
+        """Start ``argv`` in ``host``'s namespace with pipes on stdin and
+        stdout (stderr to ``output``); stopped by ``stop()``."""
+        files: list[IO[Any]] = []
+        err: Any = subprocess.DEVNULL
+        if output is not None:
+            err = open(output, "wb")  # noqa: SIM115 - HostProcess.stop closes it
+            files.append(err)
+        full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+            "PYTHONUNBUFFERED": "1", **(env or {})}
+        popen = self.net[host].popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=err, env=full_env, cwd=str(REPO_ROOT))
+        proc = HostProcess(host, list(argv), popen, output, files)
+        self._procs.append(proc)
+        return proc
+
+    def stop_host_processes(self) -> None:
+        for proc in self._procs:
+            proc.stop()
+
+    # ------------------------------------------------------------------ results
+
+    def transmitted(self, *, skip_ports: Sequence[int] = ()) -> Iterator[
+            tuple[int, str, int, bytes]]:
+        """``(wall-clock ns, switch, port, frame)`` of every frame the switches
+        wrote to their out pcaps (``pcap=True``), file by file."""
+        if self.pcap_dir is None:
+            raise LiveTargetError("the network was built without pcaps")
+        skip = set(skip_ports)
+        for name, sw in self.switches.items():
+            for port, iface in sorted(sw.ports.items()):
+                if port in skip:
+                    continue
+                for t_ns, frame in iter_pcap(out_pcap(self.pcap_dir, iface)):
+                    yield t_ns, name, port, frame
+
+    # ------------------------------------------------------------------ teardown
+
+    def _close_clients(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        for transport in self._transports:
+            transport.close()
+        self.clients = {}
+        self._transports = []
+
+    def _stop_mininet(self) -> None:
+        if self.net is None:
+            return
+        net = self.net
+        net.stop()
+        for node in [*net.hosts, *net.switches]:
+            shell = getattr(node, "shell", None)
+            if shell is not None and shell.poll() is None:
+                shell.kill()
+                shell.wait()
+
+    def _remove_leftovers(self) -> None:
+        """What an interrupted step may have left: processes, then interfaces."""
+        running = [p.popen for p in self._procs] + [
+            sw.process.popen for sw in self.switches.values() if sw.process is not None]
+        for popen in running:
+            if popen.poll() is None:
+                popen.kill()
+                popen.wait()
+        for iface in self._root_ifaces:
+            if os.path.exists(f"/sys/class/net/{iface}"):
+                subprocess.run(["ip", "link", "del", iface], capture_output=True, check=False)
+
+    def _trap_sigterm(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def on_sigterm(signum: int, frame: Any) -> None:
+            raise KeyboardInterrupt(f"signal {signum}")
+
+        self._old_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
+
+    def _restore_sigterm(self) -> None:
+        if self._old_sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._old_sigterm)
+            self._old_sigterm = None
+
+
+def read_counters(log_file: Path) -> dict[str, Any] | None:
+    """The ``stopped: {...}`` counters ``intbed-switch`` logs when it ends."""
+    try:
+        lines = log_file.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        _, sep, rest = line.partition("stopped: ")
+        if sep:
+            try:
+                value = ast.literal_eval(rest.strip())
+            except (ValueError, SyntaxError):
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+@cache
+def _root_switch_class() -> type:
+    from mininet.node import Switch
+
+    class RootSwitch(Switch):
+        """A Mininet switch node in the root namespace whose data plane is
+        the process ``LiveNetwork`` starts: Mininet only owns its links."""
+
+        def start(self, controllers: Any) -> None:
+            pass
+
+    return RootSwitch
+
+
+@atexit.register
+def _stop_all() -> None:
+    """Never leave a network behind when the process exits without stop()."""
+    for net in list(_active):
+        try:
+            net.stop()
+        except Exception:  # exiting anyway
+            pass

@@ -1,0 +1,194 @@
+"""The ``sim`` target: a Topology built as switches, wires and hosts in one
+process and run in virtual time.
+
+Lifecycle as in Mininet: ``SimNetwork(topo, programs, seed)`` builds,
+``start()`` connects the control plane, ``run(seconds)`` advances virtual
+time, ``stop()`` tears down. Every random stream derives from the one run
+seed (see ``common.seeds``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from common.seeds import derive_seed, stream
+from dataplane.compiler.pipeline import CompiledProgram, compile_file
+from dataplane.runtime.switch import Switch
+from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator
+from dataplane.targets.sim.network import HostNic, SimHost, SimSwitch, Wire
+from p4src import program_path
+from topologies.model import Topology
+
+# Switch port wired to the telemetry collector (out of band: reports never
+# share a link with user traffic), and the port the P4Runtime CPU uses.
+COLLECTOR_PORT = 500
+CPU_PORT = 510
+COLLECTOR_MAC = "00:00:00:ff:ff:fe"
+COLLECTOR_IP = "10.255.255.254"
+
+
+@dataclass
+class LinkStats:
+    a: str
+    b: str
+    sent: int = 0
+    lost: int = 0
+
+
+@dataclass
+class SimNetwork:
+    """A built network. ``programs`` maps switch names to compiled programs;
+    switches not named run ``default_program``."""
+
+    topo: Topology
+    default_program: CompiledProgram | None = None
+    programs: Mapping[str, CompiledProgram] = field(default_factory=dict)
+    seed: int = 0
+    sim: Simulator = field(default_factory=Simulator)
+    switches: dict[str, SimSwitch] = field(default_factory=dict)
+    hosts: dict[str, SimHost] = field(default_factory=dict)
+    services: dict[str, Any] = field(default_factory=dict)
+    clients: dict[str, Any] = field(default_factory=dict)
+    started: bool = False
+    collector: SimHost | None = None
+
+    def __post_init__(self) -> None:
+        self.topo.validate()
+        self._build()
+
+    # ------------------------------------------------------------ building
+
+    def program_of(self, switch: str) -> CompiledProgram:
+        spec = self.topo.switches[switch]
+        if switch in self.programs:
+            return self.programs[switch]
+        if spec.program is not None:
+            return compile_file(program_path(spec.program))
+        if self.default_program is None:
+            raise ValueError(f"no program for switch '{switch}'")
+        return self.default_program
+
+    def _build(self) -> None:
+        sim = self.sim
+        for name, spec in self.topo.switches.items():
+            offset = spec.clock_offset_us
+            engine = Switch(self.program_of(name), device_id=spec.device_id,
+                            seed=derive_seed(self.seed, "p4-random", name),
+                            clock=_switch_clock(sim, offset))
+            self.switches[name] = SimSwitch(sim, name, engine,
+                                            processing_rate_pps=spec.processing_rate_pps,
+                                            clock_offset_us=offset)
+        for name, spec in self.topo.hosts.items():
+            self.hosts[name] = SimHost(sim, name, spec.mac, spec.ip)
+        for link in self.topo.links:
+            for src, sport, dst, dport in ((link.a, link.a_port, link.b, link.b_port),
+                                           (link.b, link.b_port, link.a, link.a_port)):
+                wire = Wire(sim, self.node(dst), dport,
+                            bandwidth_bps=round(link.bandwidth_mbps * 1_000_000),
+                            delay_ns=round(link.delay_us * NS_PER_US), loss=link.loss,
+                            rng=stream(self.seed, "loss", src, sport))
+                if src in self.switches:
+                    sspec = self.topo.switches[src]
+                    self.switches[src].add_port(sport, wire,
+                                                depth=sspec.port_queue_depth(sport),
+                                                rate_pps=sspec.port_queue_rate_pps(sport))
+                else:
+                    self.hosts[src].nic = HostNic(sim, wire)
+
+    def attach_collector(self, *, bandwidth_mbps: float = 10_000.0, delay_us: float = 100.0,
+                         delays_us: Mapping[str, float] | None = None) -> SimHost:
+        """A collector host wired to port ``COLLECTOR_PORT`` of every switch
+        (the report path; ``delays_us`` sets it per switch)."""
+        if getattr(self, "collector", None) is not None:
+            return self.collector
+        host = SimHost(self.sim, "collector", COLLECTOR_MAC, COLLECTOR_IP)
+        for name, sw in self.switches.items():
+            d = (delays_us or {}).get(name, delay_us)
+            wire = Wire(self.sim, host, 0, bandwidth_bps=round(bandwidth_mbps * 1_000_000),
+                        delay_ns=round(d * NS_PER_US), loss=0.0,
+                        rng=stream(self.seed, "collector", name))
+            sw.add_port(COLLECTOR_PORT, wire, depth=1024)
+        self.collector = host
+        return host
+
+    def node(self, name: str) -> SimSwitch | SimHost:
+        return self.switches.get(name) or self.hosts[name]
+
+    # ----------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Attach a P4Runtime service and client to every switch."""
+        from controller.p4rt.client import P4RuntimeClient
+        from controller.p4rt.transport import InProcessTransport
+        from dataplane.control.service import RuntimeService
+
+        for name, sw in self.switches.items():
+            service = RuntimeService(sw.engine)
+            self.services[name] = service
+            self.clients[name] = P4RuntimeClient(InProcessTransport(service), service.p4info,
+                                                 device_id=sw.engine.device_id)
+        self.started = True
+
+    def install_routes(self) -> None:
+        from controller.routing import compute_routes, install_routes
+
+        if not self.started:
+            self.start()
+        routes = compute_routes(self.topo)
+        for name in self.switches:
+            install_routes(self.clients[name], self.topo, name, routes)
+
+    def run(self, seconds: float | None = None,
+            progress: Callable[[float], None] | None = None) -> None:
+        until = None if seconds is None else self.sim.now_ns + round(seconds * NS_PER_S)
+        cb = None if progress is None else (lambda ns: progress(ns / NS_PER_S))
+        self.sim.run(until, cb)
+
+    def stop(self) -> None:
+        self.services.clear()
+        self.clients.clear()
+        self.started = False
+
+    # --------------------------------------------------------------- stats
+
+    def link_stats(self) -> list[LinkStats]:
+        out = []
+        for link in self.topo.links:
+            st = LinkStats(link.a, link.b)
+            for node, port in ((link.a, link.a_port), (link.b, link.b_port)):
+                if node in self.switches:
+                    ep = self.switches[node].ports.get(port)
+                    wire = ep.wire if ep is not None else None
+                else:
+                    nic = self.hosts[node].nic
+                    wire = nic.wire if nic is not None else None
+                if wire is not None:
+                    st.sent += wire.sent
+                    st.lost += wire.lost
+            out.append(st)
+        return out
+
+    def queue_drops(self) -> dict[tuple[str, int], int]:
+        return {(name, port): ep.drops for name, sw in self.switches.items()
+                for port, ep in sw.ports.items() if ep.drops}
+
+
+def _switch_clock(sim: Simulator, offset_us: int) -> Callable[[], int]:
+    def now() -> int:
+        return sim.now_ns // NS_PER_US + offset_us
+    return now
+
+
+def build(topo: Topology, program: str | CompiledProgram = "l3_forward", *, seed: int = 0,
+          routes: bool = True) -> SimNetwork:
+    """Build a network where every switch runs ``program``, start its control
+    plane and (by default) install shortest-path routes."""
+    compiled = program if isinstance(program, CompiledProgram) else compile_file(
+        program_path(program))
+    net = SimNetwork(topo, compiled, seed=seed)
+    net.start()
+    if routes:
+        net.install_routes()
+    return net
