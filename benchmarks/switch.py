@@ -279,15 +279,6 @@ def bench_switch_pps(seconds: float = 5.0, engine_packets: int = 50_000) -> dict
     return live
 
 
-def bench_switch_writes(routes: int = ROUTES) -> dict[str, Any]:
-    """P4Runtime table writes/s into a live ``intbed-switch`` over gRPC."""
-    reason = can_create_namespaces()
-    if reason is not None:
-        return {"skipped": reason}
-    with live_switch() as sw:
-        return measure_writes(sw, routes)
-
-
 def run_switch_benchmarks(seconds: float = 5.0) -> dict[str, Any]:
     """Both figures from one switch process: ``{"pps": ..., "writes": ...}``."""
     result = bench_switch_pps(seconds)

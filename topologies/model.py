@@ -274,12 +274,6 @@ class Topology:
         yield from self.switches
         yield from self.hosts
 
-    def is_switch(self, node: str) -> bool:
-        return node in self.switches
-
-    def is_host(self, node: str) -> bool:
-        return node in self.hosts
-
     def links_of(self, node: str) -> list[LinkSpec]:
         """The links of ``node``, in the order of its ports."""
         self._require(node)

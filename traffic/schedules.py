@@ -91,12 +91,6 @@ class Schedule:
             self.sizes.tolist(),
         )
 
-    def with_destinations(self, chooser: RandomDestinations) -> Schedule:
-        """The same times with a destination picked per event."""
-        return Schedule(
-            self.times_us, chooser.pick(len(self)), self.seqs, self.sizes, chooser.dests
-        )
-
     @property
     def total_bytes(self) -> int:
         return int(self.sizes.sum())

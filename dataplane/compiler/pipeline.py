@@ -7,7 +7,6 @@ state through ``make``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,10 +94,3 @@ def compile_file(path: str | Path, include_dirs: Sequence[Path] = (),
     compiled = compile_program(program, p)
     _CACHE[key] = compiled
     return compiled
-
-
-def dump_source(program: CompiledProgram, directory: str | os.PathLike[str]) -> Path:
-    """Write the generated Python next to a run's results, for debugging."""
-    out = Path(directory) / f"{program.name}.generated.py"
-    out.write_text(program.python_source)
-    return out

@@ -123,11 +123,6 @@ def _ts_check(v: Any, p: dict[str, Any]) -> str | None:
     return None
 
 
-def _t1_check(v: Any, p: dict[str, Any]) -> str | None:
-    t = p.get("T_ms", 50.0)
-    return None if 0 <= v <= t else f"the rest time T1 must be in [0, T] (T = {t} ms)"
-
-
 def _hop_check(v: Any, p: dict[str, Any]) -> str | None:
     return None if 1 <= v <= 127 else "MAX_hop must be in [1, 127]"
 

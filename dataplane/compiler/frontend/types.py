@@ -262,11 +262,6 @@ def slots(t: Type) -> int:
     return 1
 
 
-def is_scalar(t: Type) -> bool:
-    t = strip(t)
-    return isinstance(t, BitT | IntT | BoolT | ErrorT | EnumT | MatchKindT | StringT)
-
-
 def is_compound(t: Type) -> bool:
     return isinstance(strip(t), StructLikeT | StackT | TupleT | ListT | VarbitT)
 
