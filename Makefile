@@ -34,6 +34,7 @@ lint:
 bench:
 	$(BIN)/intbed bench engine
 	$(BIN)/intbed bench sim
+	$(BIN)/intbed bench prep
 
 # Every STF test under tests/p4 on both intbed's engine and real BMv2 (built
 # from its public sources and on PATH); lists every packet where they differ.

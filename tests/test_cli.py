@@ -152,3 +152,21 @@ def test_bench_engine_json(samples_dir: Path, tmp_path: Path) -> None:
     memory = report["memory"]
     assert (memory["switches"], memory["routes"]) == (100, 1000)
     assert memory["rss_mb"] > 10
+
+
+def test_bench_prep_json(samples_dir: Path) -> None:
+    import json
+
+    code, out, err = run("bench", "prep", "--json", "--repeats", "1", "--samples",
+                         str(samples_dir))
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    parse = report["parse"]
+    # The sample with v1model.p4 included: hundreds of lines, v1model's decls.
+    assert parse["program"] == "header-stack-ops-bmv2" and parse["repeats"] == 1
+    assert parse["lines"] > 500 and parse["decls"] > 30
+    assert parse["parse_ms"] > 0
+    schedule = report["schedule"]
+    # Poisson at 100,000/s for one second: the count is within a few sigma of 1e5.
+    assert schedule["rate_pps"] == 100_000 and 98_500 < schedule["events"] < 101_500
+    assert schedule["iterate_ms"] > 0

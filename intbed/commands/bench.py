@@ -57,6 +57,37 @@ def sim_bench(as_json: bool, seconds: float, k: int) -> None:
                   f"({t['wall_s_with_build']} s with building), peak RSS {t['peak_rss_mb']} MB")
 
 
+@bench.command("prep")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--samples", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Conformance samples directory [default: ../shared/p4-conformance/samples].")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Parses timed; the fastest is reported.")
+def prep_bench(as_json: bool, samples: Path | None, repeats: int) -> None:
+    """Time to parse a typical P4 program and to build and iterate one
+    second of 100,000 packets/s of traffic: a run's cost before packets flow."""
+    from benchmarks.prep import run_prep_benchmarks
+
+    report = run_prep_benchmarks(samples, repeats)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    from rich.console import Console
+
+    p, s = report["parse"], report["schedule"]
+    console = Console()
+    if "skipped" in p:
+        console.print(f"parse skipped: {p['skipped']}", soft_wrap=True)
+    else:
+        console.print(f"parse {p['program']} ({p['lines']:,} lines after cpp): "
+                      f"{p['parse_ms']} ms (best of {p['repeats']}; first, loading the "
+                      f"grammar, {p['first_parse_ms']} ms; cpp {p['preprocess_ms']} ms)",
+                      soft_wrap=True)
+    console.print(f"schedule, Poisson {s['rate_pps']:,} packets/s for 1 s ({s['events']:,} "
+                  f"events): generated in {s['generate_ms']} ms, iterated in "
+                  f"{s['iterate_ms']} ms", soft_wrap=True)
+
+
 @bench.command("switch")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @click.option("--seconds", type=click.FloatRange(min=0.5), default=5.0, show_default=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections import Counter
 
 import numpy as np
@@ -147,7 +146,8 @@ def test_merge_orders_by_time_then_argument() -> None:
     assert len(merge()) == 0
 
 
-def test_schedule_reiterates_and_is_fast() -> None:
+def test_schedule_reiterates() -> None:
+    # Speed is measured by `intbed bench prep` (benchmarks/prep.py), not here.
     s = poisson(
         rate_pps=100_000,
         duration_us=1_000_000,
@@ -156,11 +156,7 @@ def test_schedule_reiterates_and_is_fast() -> None:
         dest=random_destinations(["x", "y"], seed=4),
     )
     assert len(s) > 99_000
-    start = time.perf_counter()
-    n = sum(1 for _ in s)
-    elapsed = time.perf_counter() - start
-    assert n == len(s)
-    assert elapsed < 0.5, f"{n} events took {elapsed:.3f} s"
+    assert sum(1 for _ in s) == len(s)
     assert list(s)[:50] == list(s)[:50]
 
 
