@@ -5,15 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from dataplane.compiler.p4info import build_p4info, compare_p4info, load_text, score
+from dataplane.compiler.pipeline import compile_file
 
-compiler = pytest.importorskip(
-    "dataplane.compiler.pipeline", reason="dataplane.compiler.pipeline (the P4 front end) is not in this tree"
-)
-
-REQUIRED = 0.90  # share of P4Info facts (names, fields, widths, references) that must agree
+# P4Info facts (names, fields, widths, references) over every sample, and how
+# many agree with p4c today. The only misses are predication_issue_1/2, where
+# p4c's P4Info lists no parameter for an action intbed gives one; fewer
+# matches is a regression, and a different total means the samples or the
+# scoring changed (update both figures then, deliberately).
+TOTAL = 497
+REQUIRED = 495
 SHOWN = 12  # mismatch lines printed per sample
 
 
@@ -29,12 +30,10 @@ class Outcome:
 def _check(samples: Path, path: Path) -> Outcome:
     sample = path.name.removesuffix(".p4info.txtpb")
     theirs = load_text(path)
-    try:
-        program = compiler.compile_file(samples / f"{sample}.p4", include_dirs=(samples,))
-        ours = build_p4info(program.schema)
-    except Exception as exc:  # one sample's failure is a measured miss, not a crash
-        total = score(theirs, theirs)[1]
-        return Outcome(sample, 0, total, [f"not compiled: {type(exc).__name__}: {exc}"], [])
+    # A sample that no longer compiles raises here and fails the test with its
+    # traceback: it is a compiler regression, not a P4Info miss.
+    program = compile_file(samples / f"{sample}.p4", include_dirs=(samples,))
+    ours = build_p4info(program.schema)
     matching, total = score(ours, theirs)
     lines = compare_p4info(ours, theirs)
     id_lines = [ln for ln in compare_p4info(ours, theirs, ids=True) if ln not in lines]
@@ -60,11 +59,11 @@ def test_p4info_of_every_sample_matches_p4c(samples_dir: Path) -> None:
     matching = sum(o.matching for o in outcomes)
     total = sum(o.total for o in outcomes)
     exact = sum(1 for o in outcomes if not o.lines)
-    ratio = matching / total
-    print(f"\nP4Info facts matching p4c: {matching}/{total} = {ratio:.3f}")
+    print(f"\nP4Info facts matching p4c: {matching}/{total}")
     print(f"samples identical by name: {exact}/{len(outcomes)}")
     print(_report(outcomes))
-    assert ratio >= REQUIRED, (
-        f"{matching}/{total} = {ratio:.3f} of P4Info facts match p4c (need {REQUIRED});"
+    assert total == TOTAL, f"{total} P4Info facts scored, expected {TOTAL}"
+    assert matching >= REQUIRED, (
+        f"{matching}/{total} P4Info facts match p4c (need {REQUIRED});"
         f" per sample:\n{_report(outcomes)}"
     )
