@@ -2,7 +2,10 @@
 
 A program is compiled once per process and shared by every Switch that
 runs it (the generated code objects are shared; each Switch binds its own
-state through ``make``).
+state through ``make``). The pipeline also completes the program's
+``ProgramSchema``: everything later stages (runtime, P4Info, the P4Runtime
+service) need from the source is put there once, so none of them parses
+the source again.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
-from dataplane.compiler.frontend.ast import Program
-from dataplane.compiler.schema import ProgramSchema
+from dataplane.compiler.frontend.ast import HeaderDecl, Program
+from dataplane.compiler.frontend.types import HeaderT, StackT, StructLikeT, field_bits, strip
+from dataplane.compiler.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
 from dataplane.runtime import support
 from dataplane.runtime import externs as rt_externs
 
@@ -61,6 +65,7 @@ def compile_program(program: Program, source: Path) -> CompiledProgram:
     namespace = _globals()
     exec(code, namespace)  # noqa: S102 - our own generated code
     gen.schema.tables = [t.info for t in gen.tables]
+    gen.schema.controller_headers = controller_headers(program, gen.layout)
     return CompiledProgram(
         name=source.stem,
         source=source,
@@ -74,6 +79,42 @@ def compile_program(program: Program, source: Path) -> CompiledProgram:
         make=namespace["make"],
         error_names=list(gen.error.members),
     )
+
+
+def controller_headers(program: Program, layout: Layout) -> list[ControllerHeaderInfo]:
+    """The ``@controller_header`` headers the pipeline carries, in declaration order.
+
+    Only header types reachable from the pipeline's headers or metadata
+    struct count (an annotated type nothing uses has no packet I/O to
+    describe); field widths are the resolved ones, so constants and
+    typedefs in the declaration are already folded.
+    """
+    resolved: dict[str, HeaderT] = {}
+
+    def walk(t: Any) -> None:
+        t = strip(t)
+        if isinstance(t, StackT):
+            walk(t.elem)
+        elif isinstance(t, StructLikeT):
+            if isinstance(t, HeaderT):
+                resolved.setdefault(t.name, t)
+            for _, ft in t.fields:
+                walk(ft)
+
+    for t in (layout.headers_type, layout.meta_type):
+        if t is not None:
+            walk(t)
+    out = []
+    for decl in program.decls:
+        if not isinstance(decl, HeaderDecl):
+            continue
+        anno = next((a for a in decl.annotations if a.name == "controller_header"), None)
+        header = resolved.get(decl.name)
+        if anno is None or header is None:
+            continue
+        fields = [FieldInfo(name, field_bits(ft)) for name, ft in header.fields]
+        out.append(ControllerHeaderInfo(decl.name, fields, [f"@controller_header({anno.body})"]))
+    return out
 
 
 _CACHE: dict[tuple, CompiledProgram] = {}

@@ -1,9 +1,13 @@
 """What a compiled program exposes to the control plane.
 
-The front end fills a ``ProgramSchema``; the runtime builds its state from
-it and ``dataplane.compiler.p4info`` turns it into a P4Info message. Names are the
-fully qualified control-plane names p4c would give (``ingress.t``,
-``NoAction``), already adjusted for ``@name`` annotations.
+The compile pipeline (``dataplane.compiler.pipeline``) fills one
+``ProgramSchema`` per program; the runtime builds its state from it,
+``dataplane.compiler.p4info`` turns it into a P4Info message and the
+P4Runtime service (``dataplane.control``) reads it, so everything a later
+stage needs from the source must be recorded here: no later stage parses
+the source again. Names are the fully qualified control-plane names p4c
+would give (``ingress.t``, ``NoAction``), already adjusted for ``@name``
+annotations.
 """
 
 from __future__ import annotations
@@ -122,7 +126,9 @@ class DigestInfo:
 
 @dataclass(slots=True)
 class ControllerHeaderInfo:
-    """A header annotated ``@controller_header("packet_in"|"packet_out")``."""
+    """A header annotated ``@controller_header("packet_in"|"packet_out")``;
+    ``fields`` in wire order with resolved widths (packet I/O packs and
+    unpacks the header from them)."""
 
     name: str
     fields: list[FieldInfo]

@@ -325,8 +325,7 @@ class P4RuntimeServer:
             self._commit(pipeline)
 
     def _compile(self, name: str, source: str) -> Any:
-        """Compile P4 text through a file of its own (the front end reads files;
-        the service reads the source again for controller headers)."""
+        """Compile P4 text through a file of its own (the front end reads files)."""
         from dataplane.compiler.pipeline import compile_file
 
         if self._workdir is None:

@@ -34,9 +34,8 @@ from typing import Any
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, status_pb2
 
-from common.errors import IntbedError, RuntimeConfigError
+from common.errors import RuntimeConfigError
 from dataplane.compiler.p4info import build_p4info, p4runtime_protos
-from dataplane.compiler.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
 from dataplane.runtime.tables import (
     Entry,
     Exact,
@@ -213,60 +212,10 @@ def _header(msg: Any) -> _Header:
     return _Header(fields, nbytes)
 
 
-def _controller_headers(program: Any) -> list[ControllerHeaderInfo]:
-    """``@controller_header`` headers of a program whose schema lists none.
-
-    The front end does not record them in the schema yet, so they are found
-    by parsing the source again for annotated header declarations and taking
-    the field widths from the resolved header types of the pipeline.
-    """
-    source = getattr(program, "source", None)
-    layout = getattr(program, "layout", None)
-    if source is None or layout is None or "controller_header" not in source.read_text():
-        return []
-    from dataplane.compiler.frontend.ast import HeaderDecl
-    from dataplane.compiler.frontend.parser import parse_file
-    from dataplane.compiler.frontend.types import HeaderT, StackT, StructLikeT, field_bits, strip
-
-    resolved: dict[str, HeaderT] = {}
-
-    def walk(t: Any) -> None:
-        t = strip(t)
-        if isinstance(t, StackT):
-            walk(t.elem)
-        elif isinstance(t, StructLikeT):
-            if isinstance(t, HeaderT):
-                resolved.setdefault(t.name, t)
-            for _, ft in t.fields:
-                walk(ft)
-
-    for t in (layout.headers_type, layout.meta_type):
-        if t is not None:
-            walk(t)
-    try:
-        decls = parse_file(source).decls
-    except IntbedError:  # e.g. include directories only the compile step knew
-        return []
-    out = []
-    for decl in decls:
-        if not isinstance(decl, HeaderDecl):
-            continue
-        anno = next((a for a in decl.annotations if a.name == "controller_header"), None)
-        header = resolved.get(decl.name)
-        if anno is None or header is None:
-            continue
-        fields = [FieldInfo(n, field_bits(ft)) for n, ft in header.fields]
-        out.append(ControllerHeaderInfo(decl.name, fields, [f"@controller_header({anno.body})"]))
-    return out
-
-
 def _p4info_for(program: Any) -> Any:
-    schema: ProgramSchema = program.schema
-    if not schema.controller_headers:
-        headers = _controller_headers(program)
-        if headers:
-            schema = dataclasses.replace(schema, controller_headers=headers)
-    return build_p4info(schema)
+    """The P4Info of a compiled program, from its schema alone (controller
+    headers included: the compile pipeline records them)."""
+    return build_p4info(program.schema)
 
 
 # --------------------------------------------------------------------------- the service
