@@ -36,6 +36,10 @@ class IntbedError(Exception):
             return f"error: {self.message}"
         return f"{self.loc}: error: {self.message}"
 
+    def line(self) -> str:
+        """The one line the command line prints for this error."""
+        return str(self)
+
 
 class P4SyntaxError(IntbedError):
     """The program text does not parse."""

@@ -27,7 +27,7 @@ class IntbedGroup(click.Group):
         try:
             return super().invoke(ctx)
         except IntbedError as exc:
-            click.echo(str(exc), err=True)
+            click.echo(exc.line(), err=True)
             raise click.exceptions.Exit(1) from None
         except KeyboardInterrupt:
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None

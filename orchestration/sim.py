@@ -1,5 +1,5 @@
 """The ``sim`` target: a Topology built as switches, wires and hosts in one
-process and run in virtual time.
+process and run in virtual time (``orchestration.network.Network``).
 
 Lifecycle as in Mininet: ``SimNetwork(topo, programs, seed)`` builds,
 ``start()`` connects the control plane, ``run(seconds)`` advances virtual
@@ -9,7 +9,8 @@ seed (see ``common.seeds``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,15 +19,21 @@ from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator
 from dataplane.targets.sim.network import HostNic, SimHost, SimSwitch, Wire
+from orchestration.network import (
+    COLLECTOR_IP,
+    COLLECTOR_MAC,
+    COLLECTOR_PORT,
+    FrameHandler,
+    Network,
+    Tap,
+    TrafficCounters,
+)
 from p4src import program_path
 from topologies.model import Topology
+from traffic.receiver import Receiver
+from traffic.sender import Sender, SentLog
 
-# Switch port wired to the telemetry collector (out of band: reports never
-# share a link with user traffic), and the port the P4Runtime CPU uses.
-COLLECTOR_PORT = 500
-CPU_PORT = 510
-COLLECTOR_MAC = "00:00:00:ff:ff:fe"
-COLLECTOR_IP = "10.255.255.254"
+__all__ = ["COLLECTOR_IP", "COLLECTOR_MAC", "COLLECTOR_PORT", "SimNetwork", "build"]
 
 
 @dataclass
@@ -53,10 +60,48 @@ class SimNetwork:
     clients: dict[str, Any] = field(default_factory=dict)
     started: bool = False
     collector: SimHost | None = None
+    target: str = "sim"
+    limitations: list[str] = field(default_factory=list)
+    _senders: list[tuple[str, Sender]] = field(default_factory=list)
+    _receivers: dict[str, Receiver] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.topo.validate()
         self._build()
+
+    @classmethod
+    def for_run(cls, topo: Topology, program: str | CompiledProgram, *, seed: int = 0,
+                **options: Any) -> SimNetwork:
+        """The registry's constructor: ``program`` by name, path or compiled.
+        The sim target has no options of its own; live-target options such as
+        ``live`` or ``label`` are accepted and ignored."""
+        return cls(topo, _compiled(program), seed=seed)
+
+    def __enter__(self) -> SimNetwork:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def clock(self) -> Simulator:
+        return self.sim
+
+    @property
+    def app_lock(self) -> AbstractContextManager[Any]:
+        return nullcontext()
+
+    @property
+    def failure(self) -> str | None:
+        return None
+
+    @property
+    def run_dir(self) -> None:
+        return None
+
+    def redis_url(self) -> None:
+        return None
 
     # ------------------------------------------------------------ building
 
@@ -97,8 +142,22 @@ class SimNetwork:
                 else:
                     self.hosts[src].nic = HostNic(sim, wire)
 
-    def attach_collector(self, *, bandwidth_mbps: float = 10_000.0, delay_us: float = 100.0,
-                         delays_us: Mapping[str, float] | None = None) -> SimHost:
+    def attach_collector(self, handler: FrameHandler, *, delay_us: float = 100.0) -> None:
+        host = self.collector_host(delay_us=delay_us)
+        host.handlers.append(lambda _host, frame, now_ns: handler([(frame, now_ns / 1e9)]))
+
+    def tap_transmitted(self, tap: Tap) -> None:
+        """Every frame a switch transmits on a data link (the collector port's
+        reports are not user traffic)."""
+        def data_only(t_ns: int, switch: str, port: int, frame: bytes) -> None:
+            if port != COLLECTOR_PORT:
+                tap(t_ns, switch, port, frame)
+
+        for sw in self.switches.values():
+            sw.taps.append(data_only)
+
+    def collector_host(self, *, bandwidth_mbps: float = 10_000.0, delay_us: float = 100.0,
+                       delays_us: Mapping[str, float] | None = None) -> SimHost:
         """A collector host wired to port ``COLLECTOR_PORT`` of every switch
         (the report path; ``delays_us`` sets it per switch)."""
         if getattr(self, "collector", None) is not None:
@@ -151,6 +210,53 @@ class SimNetwork:
         self.clients.clear()
         self.started = False
 
+    # ------------------------------------------------------------- traffic
+
+    def add_sender(self, host: str, schedule: Any, *, seed: int = 0) -> None:
+        """Host-side loss is the wire's own stream here; ``seed`` is unused."""
+        self._senders.append((host, Sender(schedule)))
+
+    def add_receiver(self, host: str, udp_ports: Sequence[int] = ()) -> None:
+        from orchestration.apps.traffic import record
+
+        self._receivers[host] = record(self.hosts[host])
+
+    def send_at(self, host: str, when_s: float, frame: bytes) -> None:
+        """Send one ``frame`` from ``host`` at clock time ``when_s``."""
+        self.sim.call_at(when_s, self.hosts[host].send, frame)
+
+    def start_traffic(self) -> float:
+        from orchestration.apps.traffic import play
+
+        for host, sender in self._senders:
+            play(self.sim, self.hosts[host], sender)
+        return self.sim.now()
+
+    def run_traffic(self, duration_s: float, drain_s: float,
+                    on_running: Callable[[Network], None] | None = None) -> None:
+        if on_running is not None:
+            on_running(self)
+        self.run(duration_s + drain_s)
+
+    def finish(self) -> TrafficCounters:
+        return TrafficCounters(
+            sent=sum(len(s.schedule) for _, s in self._senders),
+            delivered=sum(h.rx_packets for h in self.hosts.values()),
+            queue_drops=sum(self.queue_drops().values()),
+            link_losses=sum(ls.lost for ls in self.link_stats()),
+            elapsed_s=self.sim.now(), events=self.sim.events_run)
+
+    def sent_logs(self) -> dict[str, SentLog]:
+        return {host: s.log for host, s in self._senders}
+
+    def received(self) -> dict[str, Receiver]:
+        return dict(self._receivers)
+
+    def port_tx_packets(self) -> dict[tuple[str, int], int]:
+        """Frames each data port transmitted."""
+        return {(name, port): ep.tx_packets for name, sw in self.switches.items()
+                for port, ep in sw.ports.items() if port in self.topo.switches[name].ports}
+
     # --------------------------------------------------------------- stats
 
     def link_stats(self) -> list[LinkStats]:
@@ -185,10 +291,14 @@ def build(topo: Topology, program: str | CompiledProgram = "l3_forward", *, seed
           routes: bool = True) -> SimNetwork:
     """Build a network where every switch runs ``program``, start its control
     plane and (by default) install shortest-path routes."""
-    compiled = program if isinstance(program, CompiledProgram) else compile_file(
-        program_path(program))
-    net = SimNetwork(topo, compiled, seed=seed)
+    net = SimNetwork(topo, _compiled(program), seed=seed)
     net.start()
     if routes:
         net.install_routes()
     return net
+
+
+def _compiled(program: str | CompiledProgram) -> CompiledProgram:
+    if isinstance(program, CompiledProgram):
+        return program
+    return compile_file(program_path(program))

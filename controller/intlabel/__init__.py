@@ -12,8 +12,8 @@ the same code runs on the ``sim`` target (virtual time, memory stores) and
 on live switches (wall clock, Redis stores behind the same interfaces).
 """
 
+from controller.clock import Clock
 from controller.intlabel.aging import AgingStore, MemoryAgingStore
-from controller.intlabel.clock import Clock
 from controller.intlabel.collector import Collector, CollectorStats
 from controller.intlabel.config import (
     CollectorEndpoint,

@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Callable, Hashable
 from typing import Protocol
 
-from controller.intlabel.clock import Clock
+from controller.clock import Clock
 
 ExpireCallback = Callable[[Hashable], None]
 # Deadlines are float seconds; the simulator rounds delays to whole

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.intlabel.clock import Clock
+from controller.clock import Clock
 from controller.intlabel.database import IntDatabase
 from controller.intlabel.report import (
     REPORT_UDP_PORT,

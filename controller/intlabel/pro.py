@@ -35,8 +35,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
+from controller.clock import Clock
 from controller.intlabel.aging import EPSILON_S, AgingStore
-from controller.intlabel.clock import Clock
 from controller.intlabel.config import PORT_KEY, SHIFT_ACTION, SHIFT_PARAM, SHIFT_TABLE
 from controller.intlabel.database import IntDatabase, IntRecord, Key
 from controller.p4rt.errors import P4RuntimeError

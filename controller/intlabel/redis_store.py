@@ -45,8 +45,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from common.errors import IntbedError
+from controller.clock import Clock
 from controller.intlabel.aging import ExpireCallback
-from controller.intlabel.clock import Clock
 from controller.intlabel.database import IntRecord, Key, UpdateListener
 from controller.intlabel.report import IntItem
 

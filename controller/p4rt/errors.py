@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from google.rpc import code_pb2, status_pb2
 
+from common.errors import IntbedError
+
 ERROR_TYPE_URL = "type.googleapis.com/p4.v1.Error"
 
 
@@ -43,10 +45,13 @@ class UpdateError:
     message: str
 
 
-class P4RuntimeError(Exception):
+class P4RuntimeError(IntbedError):
     """A P4Runtime call failed. ``code`` is the gRPC code name of the failure
     (of the first failing update for a Write), ``index`` that update's
-    position in its batch, ``details`` every failing update."""
+    position in its batch, ``details`` every failing update.
+
+    An ``IntbedError``, so a switch that refuses a request reaches the user as
+    one ``error: CODE: message`` line like any other user error."""
 
     def __init__(
         self,
@@ -55,12 +60,17 @@ class P4RuntimeError(Exception):
         details: list[UpdateError] | None = None,
         index: int | None = None,
     ) -> None:
+        IntbedError.__init__(self, message)
         self.code = code
-        self.message = message
         self.details = details or []
         self.index = index
-        where = f" (update {index})" if index is not None else ""
-        super().__init__(f"{code}{where}: {message}")
+
+    def __str__(self) -> str:
+        where = f" (update {self.index})" if self.index is not None else ""
+        return f"{self.code}{where}: {self.message}"
+
+    def line(self) -> str:
+        return f"error: {self}"
 
     @classmethod
     def from_rpc(cls, error: RpcError, error_class: type | None = None) -> P4RuntimeError:
@@ -87,5 +97,5 @@ class UnknownNameError(P4RuntimeError, KeyError):
     def __init__(self, message: str) -> None:
         P4RuntimeError.__init__(self, "NOT_FOUND", message)
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # KeyError's own __str__ would quote the message
         return f"NOT_FOUND: {self.message}"

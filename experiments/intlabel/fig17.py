@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
-from experiments.intlabel.runs import RunConfig, run_intlabel
 from experiments.intlabel.theory import total_variation
+from orchestration.systems.intlabel.config import RunConfig
+from orchestration.systems.intlabel.run import run_intlabel
 
 PAPER = "INT-label: lightweight network-wide telemetry by distributed labeling (Song, Pan et al.)"
 MAX_LABELS = 8
@@ -134,7 +135,6 @@ ALL_SERVERS = tuple(f"h{i}" for i in range(1, 9))
 def fig17_compute(ctx: Context) -> Result:
     p = ctx.params
     base = RunConfig(packets=p["packets"], T_ms=p["T_ms"], seed=ctx.seed, f=p["f"])
-    base.validate()
     # The paper's setup (servers 1 and 8 send), and well-mixed traffic (every
     # server sends) where the model's independence between hops holds.
     mixed = replace(base, senders=ALL_SERVERS, packets=2 * p["packets"])

@@ -2,7 +2,7 @@
 
 Figures 15, 16, 20 and 21 are analytical (section 4.3 and the authors'
 counting model); the others run INT-label on the sim target (see
-``experiments.intlabel.runs``).
+``orchestration.systems.intlabel.run``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from functools import partial
 from typing import Any
 
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
-from experiments.intlabel.runs import RunConfig, run_intlabel
+from orchestration.systems.intlabel.config import RunConfig
+from orchestration.systems.intlabel.run import run_intlabel
 
 PAPER = "INT-label: lightweight network-wide telemetry by distributed labeling (Song, Pan et al.)"
 # Figures whose runs also make sense on the live targets (fig. 14 adds a
@@ -55,7 +56,6 @@ def _base(ctx: Context, **kw: Any) -> RunConfig:
                     T1_ms=p.get("T1_ms", 0.0), max_hop=p.get("max_hop", 5),
                     Ti_ms=p.get("Ti_ms", 100.0), f=p.get("f", "F1"), seed=ctx.seed,
                     target=ctx.target, **kw)
-    cfg.validate()
     return cfg
 
 

@@ -38,27 +38,39 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import IO, Any
 
 from common.errors import IntbedError
 from common.seeds import derive_seed
 from orchestration.live.netutil import disable_offloads
+from orchestration.live.options import LiveOptions, next_run_dir
 from orchestration.live.pcap import iter_pcap, out_pcap
 from orchestration.live.watchdog import SwitchFailure, SwitchWatchdog
+from orchestration.network import (
+    COLLECTOR_HOST,
+    COLLECTOR_PORT,
+    CPU_PORT,
+    FrameHandler,
+    Tap,
+    TrafficCounters,
+)
 from orchestration.redis_server import free_port
-from orchestration.sim import COLLECTOR_PORT, CPU_PORT
 from orchestration.targets.binaries import Prepared, SwitchProcess, get_binary, launch
+from p4src import program_path
 from topologies.model import DEFAULT_QUEUE_DEPTH, Topology
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Which switch binary each live target runs.
 TARGET_BINARIES = {"mininet": "intbed", "bmv2": "bmv2"}
-COLLECTOR_HOST = "collector"
+SENDER_SLACK_S = 30.0  # beyond the schedule's length before a sender counts as stuck
 COLLECTOR_QUEUE_DEPTH = 1024  # as the sim's collector port
 # Mininet's TCLink takes 0 < bw <= 1000 Mb/s. Its token bucket (TBF: HTB warns
 # about its quantum at 1 Gb/s) may hold as much as a veth's default queue,
@@ -162,7 +174,7 @@ class LiveNetwork:
         if target not in TARGET_BINARIES:
             raise LiveTargetError(f"unknown live target '{target}'")
         self.topo = topo
-        self.program = Path(program)
+        self.program = program_path(program)
         self.target = target
         self.run_dir = Path(run_dir)
         self.pcap_dir = self.run_dir / "pcap" if pcap else None
@@ -185,10 +197,42 @@ class LiveNetwork:
         self._stopped = False
         self._lock = threading.Lock()
         self._old_sigterm: Any = None
+        self.options = LiveOptions()
+        self._stack = ExitStack()  # run-scoped resources: Redis, temporary run dirs
+        self._app_lock = threading.RLock()
+        self._clock: Any = None
+        self._origin_mono = 0.0  # time.monotonic() at the clock's zero
+        self._redis_url: str | None = None
+        self._collector_handler: FrameHandler | None = None
+        self._frame_tap: Any = None
+        self._taps: list[Tap] = []
+        self._traffic: Any = None
+        self._start_ns = 0  # CLOCK_MONOTONIC ns of the traffic's time 0
+        self._wall_start_ns = 0  # the same instant on CLOCK_REALTIME
+        self._elapsed_s = 0.0
         if target == "bmv2" and any(ln.loss for ln in topo.links):
             raise LiveTargetError("the bmv2 target cannot emulate link loss "
                                   "(simple_switch_grpc has no loss option): use --target "
                                   "mininet or a loss-free topology")
+
+    @classmethod
+    def for_run(cls, topo: Topology, program: str | Path, *, target: str = "mininet",
+                seed: int = 0, live: LiveOptions | None = None, label: str = "run",
+                **options: Any) -> LiveNetwork:
+        """The registry's constructor: a network with pcaps (the ground truth)
+        in ``live.results_dir/NNN-label`` (a temporary directory, removed at
+        ``stop()``, when that is None)."""
+        opts = live or LiveOptions()
+        stack = ExitStack()
+        if opts.results_dir is not None:
+            root = Path(opts.results_dir)
+        else:
+            root = Path(stack.enter_context(TemporaryDirectory(prefix="intbed-live-")))
+        net = cls(topo, program, run_dir=next_run_dir(root, label), target=target,
+                  pcap=True, seed=seed, **options)
+        net.options = opts
+        net._stack = stack
+        return net
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -232,12 +276,15 @@ class LiveNetwork:
         fails or a second Ctrl-C arrives; that interrupt is raised after."""
         with self._lock:
             if self._stopped or not self._started:
+                if not self._started:
+                    self._stack.close()  # a temporary run directory
                 return
             self._stopped = True
         errors: list[str] = []
         interrupt: BaseException | None = None
-        for step in (self.stop_host_processes, self._close_clients, self.stop_switches,
-                     self._stop_mininet, self._remove_leftovers):
+        for step in (self._stop_apps, self.stop_host_processes, self._close_clients,
+                     self.stop_switches, self._stop_mininet, self._remove_leftovers,
+                     self._stack.close):
             try:
                 step()
             except Exception as exc:  # keep tearing down
@@ -252,8 +299,13 @@ class LiveNetwork:
             raise LiveTargetError("teardown incomplete: " + "; ".join(errors))
 
     @property
-    def failure(self) -> SwitchFailure | None:
+    def switch_failure(self) -> SwitchFailure | None:
         return self.watchdog.failure if self.watchdog is not None else None
+
+    @property
+    def failure(self) -> str | None:
+        failure = self.switch_failure
+        return failure.message() if failure is not None else None
 
     @property
     def failed(self) -> threading.Event:
@@ -496,6 +548,158 @@ class LiveNetwork:
     def stop_host_processes(self) -> None:
         for proc in self._procs:
             proc.stop()
+
+    # ------------------------------------------------------------------ apps
+
+    @property
+    def clock(self) -> Any:
+        """A ``WallClock`` whose callbacks hold ``app_lock`` (made at first use)."""
+        if self._clock is None:
+            from controller.wallclock import WallClock
+
+            self._clock = WallClock(lock=self._app_lock)
+            self._origin_mono = time.monotonic() - self._clock.now()
+        return self._clock
+
+    @property
+    def app_lock(self) -> threading.RLock:
+        return self._app_lock
+
+    def redis_url(self) -> str:
+        """``LiveOptions.redis_url``, or a private ``redis-server`` for this
+        network (stopped with it)."""
+        if self._redis_url is None:
+            if self.options.redis_url is not None:
+                self._redis_url = self.options.redis_url
+            else:
+                from orchestration.redis_server import RedisServer
+
+                self._redis_url = self._stack.enter_context(RedisServer()).url
+        return self._redis_url
+
+    def attach_collector(self, handler: FrameHandler, *, delay_us: float = 100.0) -> None:
+        """Read the collector host's interfaces in this process (the kernel's
+        receive times, on the clock). Link delays are not emulated."""
+        from orchestration.live.tap import FrameTap
+
+        if not self.with_collector:
+            raise LiveTargetError("the network was built without a collector host")
+        if self._frame_tap is not None:
+            raise LiveTargetError("a collector handler is attached already")
+        self.clock  # noqa: B018 - fixes the clock's origin before frames arrive
+        origin = self._origin_mono
+
+        def on_frames(frames: list[tuple[bytes, int, int]]) -> None:
+            handler([(f, t_ns / 1e9 - origin) for f, t_ns, _ in frames])
+
+        ifaces = [self.collector_ifaces[n] for n in sorted(self.collector_ifaces)]
+        self._frame_tap = FrameTap(ifaces, self.host_pid(COLLECTOR_HOST), on_frames)
+        self._frame_tap.start()
+
+    def tap_transmitted(self, tap: Tap) -> None:
+        """Replayed from the switches' out pcaps in ``finish()``."""
+        if self.pcap_dir is None:
+            raise LiveTargetError("the network was built without pcaps: no transmit taps")
+        self._taps.append(tap)
+
+    def _live_traffic(self) -> Any:
+        if self._traffic is None:
+            from orchestration.live.traffic import LiveTraffic
+
+            self._traffic = LiveTraffic(self, self.run_dir / "traffic")
+        return self._traffic
+
+    def add_sender(self, host: str, schedule: Any, *, seed: int = 0) -> None:
+        self._live_traffic().add_sender(host, schedule, loss=self.host_loss(host), seed=seed)
+
+    def add_receiver(self, host: str, udp_ports: Sequence[int] = ()) -> None:
+        self._live_traffic().add_receiver(host, udp_ports=tuple(udp_ports))
+
+    def start_traffic(self) -> float:
+        """Every sender starts ``LiveOptions.lead_s`` from now; that instant."""
+        self.check()
+        self.clock  # noqa: B018 - fixes the clock's origin
+        self._start_ns = self._live_traffic().start(self.options.lead_s)
+        self._wall_start_ns = self._start_ns + (time.time_ns() - time.monotonic_ns())
+        return self._start_ns / 1e9 - self._origin_mono
+
+    def run_traffic(self, duration_s: float, drain_s: float,
+                    on_running: Any = None) -> None:
+        if on_running is not None:
+            on_running(self)
+        traffic = self._live_traffic()
+        if traffic.wait_senders(duration_s + self.options.lead_s + SENDER_SLACK_S, self.failed):
+            self.failed.wait(drain_s)
+        self._elapsed_s = time.monotonic() - self._start_ns / 1e9
+
+    def _stop_apps(self) -> None:
+        """Traffic, collector and clock, in dependency order (idempotent)."""
+        if self._traffic is not None:
+            self._traffic.stop()
+        if self._frame_tap is not None:
+            self._frame_tap.stop()
+        if self._clock is not None:
+            self._clock.close()
+
+    def finish(self) -> TrafficCounters:
+        """Stop the apps and the switches, replay the taps from the pcaps."""
+        if self._traffic is not None and self._traffic.start_ns is not None \
+                and not self._elapsed_s:
+            self._elapsed_s = time.monotonic() - self._start_ns / 1e9
+        self._stop_apps()
+        counters = self.stop_switches()
+        start = self._wall_start_ns
+        if self._taps:
+            taps = self._taps
+            for t_ns, switch, port, frame in self.transmitted(skip_ports=(COLLECTOR_PORT,)):
+                if t_ns >= start:
+                    for tap in taps:
+                        tap(t_ns - start, switch, port, frame)
+        if not self.options.keep_pcaps and self.pcap_dir is not None:
+            shutil.rmtree(self.pcap_dir, ignore_errors=True)
+        traffic = self._live_traffic()
+        received = traffic.received()
+        send_stats = traffic.send_stats()
+        ports = [p for c in counters.values() if c for p in c.get("ports", {}).values()]
+        return TrafficCounters(
+            sent=sum(len(log) for log in traffic.sent_logs().values()),
+            delivered=sum(1 for rx in received.values() for k in rx.keys if k is not None),
+            queue_drops=sum(sum(c.get("queue_drops", {}).values())
+                            for c in counters.values() if c),
+            link_losses=sum(p.get("lost", 0) for p in ports) + sum(
+                s.host_lost for s in send_stats.values()),
+            elapsed_s=self._elapsed_s, events=0,
+            extra=self._extra(counters, send_stats))
+
+    def _extra(self, counters: dict[str, dict[str, Any] | None],
+               send_stats: dict[str, Any]) -> dict[str, Any]:
+        duration = max(self._elapsed_s, 1e-9)
+        rates = {}
+        for name, c in counters.items():
+            if not c:
+                continue
+            data = [p for port, p in c.get("ports", {}).items() if port != COLLECTOR_PORT]
+            rates[name] = {"rx_pps": sum(p.get("rx", 0) for p in data) / duration,
+                           "tx_pps": sum(p.get("tx", 0) for p in data) / duration}
+        tap = self._frame_tap
+        return {
+            "target": self.target,
+            "run_dir": str(self.run_dir),
+            "limitations": list(self.limitations),
+            "switch_rates": rates,
+            "senders": {h: {"sent": s.sent, "host_lost": s.host_lost,
+                            "late_p50_us": s.late_p50_us, "late_p99_us": s.late_p99_us,
+                            "late_max_us": s.late_max_us} for h, s in send_stats.items()},
+            "collector_frames": tap.frames if tap is not None else 0,
+            "collector_errors": [repr(e) for e in tap.errors] if tap is not None else [],
+            "failure": self.failure,
+        }
+
+    def sent_logs(self) -> dict[str, Any]:
+        return self._live_traffic().sent_logs()
+
+    def received(self) -> dict[str, Any]:
+        return self._live_traffic().received()
 
     # ------------------------------------------------------------------ results
 

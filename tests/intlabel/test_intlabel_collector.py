@@ -8,7 +8,7 @@ from intlabel_frames import item_bytes, report_frame
 
 from controller.intlabel import Collector, MemoryIntDatabase
 from dataplane.targets.sim.events import Simulator
-from experiments.intlabel.metrics import (
+from orchestration.systems.intlabel.metrics import (
     GroundTruth,
     frame_packet_id,
     report_packet_id,

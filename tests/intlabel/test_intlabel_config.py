@@ -60,7 +60,7 @@ def test_valid_edges() -> None:
 def test_configure_switch_writes_the_contract() -> None:
     topo = line(2)  # s1: h1 on port 1, s2 on port 2
     net = build(topo, "int_label")
-    net.attach_collector()
+    net.collector_host()
     client = net.clients["s1"]
     cfg = IntLabelConfig(mode="B", f="F2", T_ms=20, T1_ms=5, max_hop=4,
                          specific_flows=(SpecificFlow(src_ip="10.0.1.1", dport=20000),
@@ -121,7 +121,7 @@ def test_one_packet_two_labels_one_report() -> None:
     two items (its own first) and h2 gets the packet without INT."""
     topo = line(2)
     net = build(topo, "int_label")
-    col = net.attach_collector(delay_us=50)
+    col = net.collector_host(delay_us=50)
     cfg = IntLabelConfig()
     for name in net.switches:
         configure_switch(net.clients[name], topo, name, cfg, ENDPOINT)

@@ -14,7 +14,8 @@ from controller.intlabel.pro import LABEL_ALL_SHIFT, ProLoop, shift_steps
 from controller.intlabel.report import IntItem
 from controller.p4rt.errors import P4RuntimeError
 from dataplane.targets.sim.events import Simulator
-from experiments.intlabel.runs import RunConfig, run_intlabel
+from orchestration.systems.intlabel.config import RunConfig
+from orchestration.systems.intlabel.run import run_intlabel
 
 T, K = 0.05, 2.0  # the paper's T = 50 ms; k T = 100 ms
 

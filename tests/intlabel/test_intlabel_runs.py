@@ -11,8 +11,9 @@ from functools import cache
 import pytest
 
 from controller.intlabel import IntLabelConfigError
-from experiments.intlabel.metrics import RunMetrics
-from experiments.intlabel.runs import RunConfig, RunConfigError, run_intlabel
+from orchestration.systems.intlabel.config import RunConfig, RunConfigError
+from orchestration.systems.intlabel.metrics import RunMetrics
+from orchestration.systems.intlabel.run import run_intlabel
 
 PACKETS = 2000
 

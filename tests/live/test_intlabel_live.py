@@ -24,12 +24,12 @@ from common.errors import IntbedError
 from controller.intlabel import Collector, MemoryIntDatabase
 from controller.intlabel.redis_store import RedisIntDatabase
 from experiments.framework import ExperimentError, run_experiment
-from experiments.intlabel.live import pro_reactions
-from experiments.intlabel.runs import RunConfig, run_intlabel
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
 from orchestration.live.snapshot import leftovers, snapshot
 from orchestration.redis_server import RedisServer, redis_available
+from orchestration.systems.intlabel.config import RunConfig
+from orchestration.systems.intlabel.run import pro_reactions, run_intlabel
 from topologies.generators import build_topology
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "intlabel"))
@@ -81,7 +81,7 @@ def test_live_targets_only_for_experiments_that_have_them(tmp_path: Path) -> Non
 def test_run_config_knows_its_targets() -> None:
     assert RunConfig(target="mininet").to_dict()["target"] == "mininet"
     with pytest.raises(IntbedError, match="target must be one of sim, mininet, bmv2"):
-        RunConfig(target="tofino").validate()
+        RunConfig(target="tofino")
 
 
 @needs_redis
@@ -200,10 +200,7 @@ def test_killing_a_switch_stops_the_run_and_keeps_what_was_gathered(
         threading.Timer(0.8, kill).start()
 
     with pytest.raises(IntbedError) as info:
-        from experiments.intlabel.live import run_intlabel_live
-
-        run_intlabel_live(cfg, "mininet", options=LiveOptions(results_dir=tmp_path),
-                          on_running=kill_s2)
+        run_intlabel(cfg, live=LiveOptions(results_dir=tmp_path), on_running=kill_s2)
     message = str(info.value)
     assert message.startswith(f"error: switch s2 (pid {killed['pid']}) exited with code -9")
     [run_dir] = tmp_path.iterdir()
@@ -224,11 +221,8 @@ def test_ctrl_c_mid_run_tears_down_and_keeps_what_was_gathered(
     def interrupt(net) -> None:  # type: ignore[no-untyped-def]
         raise KeyboardInterrupt
 
-    from experiments.intlabel.live import run_intlabel_live
-
     with pytest.raises(KeyboardInterrupt):
-        run_intlabel_live(cfg, "mininet", options=LiveOptions(results_dir=tmp_path),
-                          on_running=interrupt)
+        run_intlabel(cfg, live=LiveOptions(results_dir=tmp_path), on_running=interrupt)
     [run_dir] = tmp_path.iterdir()
     partial = json.loads((run_dir / "partial_metrics.json").read_text())
     assert partial["config"]["packets"] == 400 and partial["extra"]["failure"] is None

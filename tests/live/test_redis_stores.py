@@ -31,7 +31,7 @@ from controller.intlabel.redis_store import (
     encode_key,
 )
 from controller.intlabel.report import IntItem
-from controller.intlabel.wallclock import WallClock
+from controller.wallclock import WallClock
 from orchestration.redis_server import (
     INSTALL_HINT,
     RedisServer,

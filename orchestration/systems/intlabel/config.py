@@ -1,53 +1,32 @@
-"""One INT-label run on the ``sim`` target (paper section 6.1's setup).
+"""One INT-label run's configuration and setup (paper section 6.1).
 
 The fabric (4 spines, 4 leaves, 4 ToRs, 8 servers) runs
 ``p4src/int_label.p4``; the first and last server send 1 kB packets at
-5 Mb/s each to random other servers; every switch reports to one
-collector; the Pro loop runs when enabled. Taps on every switch port give
-the ground truth the metrics compare against (``experiments.intlabel.metrics``).
+5 Mb/s each to random other servers. ``RunConfig`` is INT-label's own
+configuration with the run's setup added, checked in one place.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from common.errors import IntbedError
 from common.seeds import derive_seed
-from controller.intlabel import (
-    Collector,
-    CollectorEndpoint,
-    IntLabelConfig,
-    MemoryAgingStore,
-    MemoryIntDatabase,
-    ProLoop,
-    configure_switch,
-)
-from experiments.intlabel.metrics import (
-    GroundTruth,
-    RunMetrics,
-    assemble,
-    report_packet_id,
-)
+from controller.intlabel import IntLabelConfig, SpecificFlow
+from orchestration.network import TARGETS
+from topologies.model import Topology
 
 
 class RunConfigError(IntbedError):
     """A run configuration that cannot run."""
 
 
-# Where a run's data plane can run.
-TARGETS = ("sim", "mininet", "bmv2")
-# IntLabelConfig's fields that a RunConfig carries under the same names.
-_INTLABEL_FIELDS = ("mode", "f", "T_ms", "T1_ms", "max_hop", "pro", "k", "pro_style",
-                    "restore_factor")
-
-
 @dataclass(frozen=True)
-class RunConfig:
-    """Every parameter of one run.
+class RunConfig(IntLabelConfig):
+    """Every parameter of one run: INT-label's own (``IntLabelConfig``, the
+    fields it declares) and the run's setup below. Checked once, when made.
 
     Give ``packets`` (the total over all senders; the duration follows from
     the rate) or ``duration_s``. ``queue_rate_pps`` and ``queue_depth`` set
@@ -57,7 +36,7 @@ class RunConfig:
     of node names) when given. ``report_delay_us`` is the one-way delay from
     every switch to the collector. ``target`` is where the data plane runs
     (``sim``, or the live ``mininet`` and ``bmv2``: see
-    ``experiments.intlabel.live``).
+    ``orchestration.systems.intlabel.run``).
     """
 
     topology: str = "intlabel-fabric"
@@ -69,15 +48,6 @@ class RunConfig:
     warmup_s: float = 0.2
     drain_s: float = 0.2
     Ti_ms: float = 100.0
-    mode: str = "A"
-    f: str = "F1"
-    T_ms: float = 50.0
-    T1_ms: float = 0.0
-    max_hop: int = 5
-    pro: bool = False
-    k: float = 2.0
-    pro_style: str = "shift"
-    restore_factor: float = 10.0
     queue_rate_pps: float | None = None
     queue_depth: int | None = None
     limit_ports: str = "all"
@@ -88,8 +58,9 @@ class RunConfig:
     seed: int = 0
     target: str = "sim"
 
-    def intlabel(self) -> IntLabelConfig:
-        return IntLabelConfig(**{name: getattr(self, name) for name in _INTLABEL_FIELDS})
+    def __post_init__(self) -> None:
+        super().__post_init__()  # INT-label's own parameters
+        self._validate_run()
 
     def per_sender_packets(self) -> list[int]:
         """Packets each sender sends: ``packets`` split evenly (the first
@@ -123,9 +94,12 @@ class RunConfig:
             d["senders"] = tuple(d["senders"])
         if "lossy_links" in d:
             d["lossy_links"] = tuple(tuple(x) for x in d["lossy_links"])
+        if "specific_flows" in d:
+            d["specific_flows"] = tuple(f if isinstance(f, SpecificFlow) else SpecificFlow(**f)
+                                        for f in d["specific_flows"])
         return cls(**d)
 
-    def validate(self) -> None:
+    def _validate_run(self) -> None:
         def fail(message: str) -> None:
             raise RunConfigError(message)
 
@@ -155,10 +129,9 @@ class RunConfig:
             fail(f"queue_rate_pps must be positive, not {self.queue_rate_pps}")
         if self.target not in TARGETS:
             fail(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
-        self.intlabel()  # raises IntLabelConfigError
 
 
-def run_topology(cfg: RunConfig) -> Any:
+def run_topology(cfg: RunConfig) -> Topology:
     """The run's topology with its queue and loss settings applied."""
     from topologies.generators import build_topology
 
@@ -195,7 +168,7 @@ def run_topology(cfg: RunConfig) -> Any:
     return topo
 
 
-def sender_schedules(topo: Any, cfg: RunConfig) -> list[tuple[str, Any]]:
+def sender_schedules(topo: Topology, cfg: RunConfig) -> list[tuple[str, Any]]:
     """``(sender, Schedule)`` per sender: every target plays these."""
     from traffic.schedules import Schedule, flows_to_random_servers
 
@@ -213,95 +186,3 @@ def sender_schedules(topo: Any, cfg: RunConfig) -> list[tuple[str, Any]]:
                              sched.seqs[:count], sched.sizes[:count], sched.dests)
         out.append((name, sched))
     return out
-
-
-def _play_traffic(net: Any, cfg: RunConfig) -> int:
-    from orchestration.apps.traffic import play
-    from traffic.sender import Sender
-
-    total = 0
-    for name, sched in sender_schedules(net.topo, cfg):
-        total += len(sched)
-        play(net.sim, net.hosts[name], Sender(sched))
-    return total
-
-
-def run_intlabel(cfg: RunConfig,
-                 inspect: Callable[[Any, Any, RunConfig], dict[str, Any]] | None = None,
-                 *, live: Any = None) -> RunMetrics:
-    """Build, configure, run and measure one INT-label run. ``inspect(net,
-    topo, cfg)`` runs on the finished network; what it returns lands in
-    ``RunMetrics.extra``. A live ``cfg.target`` runs through
-    ``run_intlabel_live`` with ``live`` (``orchestration.live.LiveOptions``)."""
-    if cfg.target != "sim":
-        if inspect is not None:
-            raise RunConfigError("inspect hooks need the sim target")
-        from experiments.intlabel.live import run_intlabel_live
-
-        return run_intlabel_live(cfg, cfg.target, options=live)
-    from dataplane.compiler.pipeline import compile_file
-    from orchestration.sim import (
-        COLLECTOR_IP,
-        COLLECTOR_MAC,
-        COLLECTOR_PORT,
-        SimNetwork,
-        program_path,
-    )
-
-    cfg.validate()
-    t_build = time.perf_counter()
-    ic = cfg.intlabel()
-    topo = run_topology(cfg)
-    net = SimNetwork(topo, compile_file(program_path("int_label")), seed=cfg.seed)
-    net.start()
-    net.install_routes()
-    collector_host = net.attach_collector(delay_us=cfg.report_delay_us)
-    endpoint = CollectorEndpoint(COLLECTOR_MAC, COLLECTOR_IP, COLLECTOR_PORT)
-    ids: dict[str, int] = {}
-    for name in net.switches:
-        ids[name] = configure_switch(net.clients[name], topo, name, ic, endpoint).switch_id
-    names = {sid: name for name, sid in ids.items()}
-
-    clock = net.sim
-    db = MemoryIntDatabase()
-    collector = Collector(db, clock, udp_port=ic.udp_port, max_hop=ic.max_hop)
-    reported: set[bytes] = set()
-
-    def on_report(_host: Any, frame: bytes, now_ns: int) -> None:
-        report = collector.feed(frame, now_ns / 1e9)
-        if report is not None:
-            reported.add(report_packet_id(report.src_ip, report.dst_ip, report.ip_id))
-
-    collector_host.handlers.append(on_report)
-
-    window_ns = round(cfg.Ti_ms * 1e6)
-    truth = GroundTruth(window_ns, ic.max_hop, skip_ports=(COLLECTOR_PORT,))
-    for sw in net.switches.values():
-        sw.taps.append(truth.tap)
-
-    traffic_s = cfg.traffic_duration_s()
-    pro: ProLoop | None = None
-    if ic.pro:
-        pro = ProLoop(net.clients, db, MemoryAgingStore(clock), clock, T_s=ic.T_s, k=ic.k,
-                      switch_ids=ids, style=ic.pro_style, restore_factor=ic.restore_factor)
-        pro.start()
-        # Once the traffic stops every port looks starved: stop adapting.
-        clock.call_later(traffic_s, pro.stop)
-    sent = _play_traffic(net, cfg)
-    build_s = time.perf_counter() - t_build
-
-    t0 = time.perf_counter()
-    net.run(traffic_s + cfg.drain_s)
-    wall = time.perf_counter() - t0
-
-    # ------------------------------------------------------------ metrics
-    arrivals = [(t, (names.get(k[0], str(k[0])), k[1]), ok) for t, k, ok in db.arrivals()]
-    return assemble(
-        cfg, truth, arrivals, collector.stats, reported,
-        delivered=sum(h.rx_packets for h in net.hosts.values()), sent=sent,
-        queue_drops=sum(net.queue_drops().values()),
-        link_losses=sum(ls.lost for ls in net.link_stats()),
-        pro_changes=[tuple(c) for c in (pro.changes if pro else [])],
-        sim_time_s=net.sim.now(), events=net.sim.events_run, wall_time_s=wall,
-        build_time_s=build_s,
-        extra=inspect(net, topo, cfg) if inspect is not None else {})

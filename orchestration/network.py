@@ -1,0 +1,209 @@
+"""The one network interface every target implements, and the target registry.
+
+A system's run is written once against ``Network``: it builds the network
+from a ``Topology`` and a program, talks to switches through P4Runtime
+clients by name, sends and receives through host endpoints, hears the
+collector, and schedules its apps on the network's clock. Which target runs
+underneath (``sim``: virtual time in this process; ``mininet``:
+``intbed-switch`` processes; ``bmv2``: ``simple_switch_grpc``) is chosen
+once, by name, from ``TARGETS``, as Mininet maps command-line names to
+classes.
+
+Target settings travel in the ``Topology``: per-port queue depth and rate
+(BMv2's ``set_queue_depth``/``set_queue_rate``), link bandwidth, delay and
+loss, per-switch processing capacity and clock offset. Each target applies
+what it can and lists the rest in ``limitations``.
+
+The lifecycle is Mininet's: construct (nothing runs), ``start()``
+(switches up, pipelines pushed, P4Runtime clients connected), the run,
+``stop()`` (idempotent; also from ``with``). Traffic has a phase of its
+own: ``add_sender``/``add_receiver``, ``start_traffic()`` (the common time
+0 of every schedule, on the network's clock), ``run_traffic()``, then
+``finish()`` (switches stopped, taps replayed, counters read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from common.errors import IntbedError
+from topologies.model import Topology
+
+# Switch port wired to the telemetry collector (out of band: reports never
+# share a link with user traffic), the port of the P4Runtime CPU, and the
+# collector's addresses as switches write them into reports.
+COLLECTOR_PORT = 500
+CPU_PORT = 510
+COLLECTOR_MAC = "00:00:00:ff:ff:fe"
+COLLECTOR_IP = "10.255.255.254"
+COLLECTOR_HOST = "collector"
+
+Tap = Callable[[int, str, int, bytes], None]
+"""``(time_ns since the traffic's time 0, switch, port, frame)`` of a frame a
+switch transmits."""
+FrameHandler = Callable[[list[tuple[bytes, float]]], None]
+"""A batch of ``(frame, arrival time on the network's clock)``."""
+
+
+class TargetError(IntbedError):
+    """A target name intbed does not know, or one that cannot run here."""
+
+
+@dataclass
+class TrafficCounters:
+    """What the hosts and switches counted over a traffic phase."""
+
+    sent: int = 0
+    delivered: int = 0
+    queue_drops: int = 0
+    link_losses: int = 0
+    elapsed_s: float = 0.0
+    events: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Network(Protocol):
+    """A built network of ``topo`` on one target."""
+
+    topo: Topology
+    target: str
+    limitations: list[str]
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Bring every switch up and connect a P4Runtime client to each."""
+
+    def stop(self) -> None:
+        """Tear everything down; safe to call twice and after a failed start."""
+
+    def __enter__(self) -> Network: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    # -------------------------------------------------------- control plane
+    @property
+    def clients(self) -> Mapping[str, Any]:
+        """``controller.p4rt.P4RuntimeClient`` by switch name."""
+
+    @property
+    def clock(self) -> Any:
+        """The clock apps schedule on (``controller.clock.Clock``)."""
+
+    @property
+    def app_lock(self) -> AbstractContextManager[Any]:
+        """Held around every clock callback; apps whose inputs arrive on other
+        threads (store listeners, the collector) take it too."""
+
+    def install_routes(self) -> None:
+        """Shortest-path (ECMP) routes on every switch (``controller.routing``)."""
+
+    def redis_url(self) -> str | None:
+        """A Redis the run's stores may use (started on first call), or None
+        where apps keep their state in memory."""
+
+    # ------------------------------------------------------------ endpoints
+    def attach_collector(self, handler: FrameHandler, *, delay_us: float = 100.0) -> None:
+        """Wire port ``COLLECTOR_PORT`` of every switch to a collector host
+        and hand it every frame that arrives there. Call before ``start()``."""
+
+    def tap_transmitted(self, tap: Tap, *, skip_ports: Sequence[int] = ()) -> None:
+        """See every frame a switch transmits on a data link (ground truth).
+        Call before ``start()``; live targets replay their pcaps in ``finish()``."""
+
+    def add_sender(self, host: str, schedule: Any, *, seed: int) -> None:
+        """Send ``schedule`` (``traffic.schedules.Schedule``) from ``host``
+        from the traffic's time 0; ``seed`` drives host-side loss."""
+
+    def add_receiver(self, host: str, udp_ports: Sequence[int] = ()) -> None:
+        """Record what ``host`` receives."""
+
+    # ------------------------------------------------------------- traffic
+    def start_traffic(self) -> float:
+        """Start every sender on one instant; that instant on the clock."""
+
+    def run_traffic(self, duration_s: float, drain_s: float,
+                    on_running: Callable[[Network], None] | None = None) -> None:
+        """Let the traffic play for ``duration_s`` then drain ``drain_s``."""
+
+    def finish(self) -> TrafficCounters:
+        """Stop the traffic and the switches, replay taps, read counters."""
+
+    @property
+    def failure(self) -> str | None:
+        """Why the network failed mid-run (a switch process died), or None."""
+
+    @property
+    def run_dir(self) -> Path | None:
+        """Where the target keeps its logs and pcaps, if anywhere."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One entry of the registry: a name and how to build its networks."""
+
+    name: str
+    description: str
+    live: bool
+    factory: Callable[..., Network]
+    available: Callable[[], str | None]
+
+
+def _sim_network(topo: Topology, program: Any, *, seed: int = 0, **options: Any) -> Network:
+    from orchestration.sim import SimNetwork
+
+    return SimNetwork.for_run(topo, program, seed=seed, **options)
+
+
+def _live_network(target: str) -> Callable[..., Network]:
+    def factory(topo: Topology, program: Any, *, seed: int = 0, **options: Any) -> Network:
+        from orchestration.live.network import LiveNetwork
+
+        return LiveNetwork.for_run(topo, program, target=target, seed=seed, **options)
+
+    return factory
+
+
+def _live_available(target: str) -> Callable[[], str | None]:
+    def available() -> str | None:
+        from orchestration.live.network import live_available
+
+        return live_available(target)
+
+    return available
+
+
+TARGETS: dict[str, Target] = {
+    "sim": Target("sim", "intbed's engine in virtual time, one process (default)", False,
+                  _sim_network, lambda: None),
+    "mininet": Target("mininet", "intbed-switch processes on Mininet veth links", True,
+                      _live_network("mininet"), _live_available("mininet")),
+    "bmv2": Target("bmv2", "BMv2 simple_switch_grpc processes on Mininet veth links", True,
+                   _live_network("bmv2"), _live_available("bmv2")),
+}
+
+
+def get_target(name: str) -> Target:
+    """The registry entry for ``name``, or one line naming the valid ones."""
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise TargetError(f"unknown target '{name}' (targets: {', '.join(TARGETS)})") from None
+
+
+def check_available(name: str) -> None:
+    """Raise ``TargetError`` saying why ``name`` cannot run on this machine."""
+    problem = get_target(name).available()
+    if problem is not None:
+        raise TargetError(problem)
+
+
+def open_network(target: str, topo: Topology, program: Any, *, seed: int = 0,
+                 **options: Any) -> Network:
+    """A built, not yet started, network of ``topo`` on ``target``.
+    ``options`` are the target's own (``run_dir``, ``pcap`` for live ones)."""
+    return get_target(target).factory(topo, program, seed=seed, **options)

@@ -1,0 +1,1 @@
+"""Each system's run, written once against ``orchestration.network.Network``."""

@@ -1,0 +1,242 @@
+"""One INT-label run, written once for every target.
+
+The fabric runs ``p4src/int_label.p4`` with shortest-path routes and
+INT-label's tables (``controller.intlabel.configure_switch``); every switch
+reports to one collector; the Pro loop runs when enabled; the senders play
+``sender_schedules``; every data port is tapped for the ground truth the
+metrics compare against (``metrics``). What differs per target comes from
+the ``Network`` (clock, transport, taps) and the stores it offers (memory
+or Redis, ``controller.intlabel.stores``), never from the target's name.
+
+On a live target a switch process that ends mid-run, or Ctrl-C once the
+traffic has started, stops the run: what was gathered so far goes to
+``partial_metrics.json`` in the network's run directory, the network is
+torn down, and the error (or the interrupt) is raised.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any
+
+from common.errors import IntbedError
+from common.seeds import derive_seed
+from controller.intlabel import Collector, CollectorEndpoint, ProLoop, configure_switch
+from controller.intlabel.stores import IntLabelStores, stores_for
+from orchestration.network import (
+    COLLECTOR_IP,
+    COLLECTOR_MAC,
+    COLLECTOR_PORT,
+    Network,
+    open_network,
+)
+from orchestration.systems.intlabel.config import RunConfig, run_topology, sender_schedules
+from orchestration.systems.intlabel.metrics import (
+    GroundTruth,
+    RunMetrics,
+    assemble,
+    report_packet_id,
+)
+
+PROGRAM = "int_label"
+# Redis keeps TTLs in whole milliseconds and stamps deadlines on its own
+# clock: an expiry may come this much before k T after the update.
+REACTION_TOLERANCE_S = 0.002
+
+Inspect = Callable[[Network, Any, RunConfig], dict[str, Any]]
+
+
+def run_label(cfg: RunConfig) -> str:
+    """A short name for the run (live targets name its directory after it)."""
+    pro = f"-pro-{cfg.pro_style}" if cfg.pro else ""
+    return f"{cfg.mode}{pro}-T{cfg.T_ms:g}ms-seed{cfg.seed}"
+
+
+def run_intlabel(cfg: RunConfig, inspect: Inspect | None = None, *, live: Any = None,
+                 stores: IntLabelStores | None = None,
+                 on_running: Callable[[Network], None] | None = None) -> RunMetrics:
+    """Build, configure, run and measure one run on ``cfg.target``.
+
+    ``inspect(net, topo, cfg)`` runs on the finished network; what it returns
+    lands in ``RunMetrics.extra``. ``live`` (``orchestration.live.LiveOptions``)
+    says where a live target keeps its run directory and which Redis to use;
+    ``stores`` overrides the stores the network offers; ``on_running(net)``
+    is called once the traffic has started."""
+    topo = run_topology(cfg)
+    net = open_network(cfg.target, topo, PROGRAM, seed=cfg.seed, live=live,
+                       label=run_label(cfg))
+    with ExitStack() as stack:
+        stack.callback(net.stop)
+        return _Run(cfg, net, stack, stores).execute(inspect, on_running)
+    raise AssertionError("unreachable")  # pragma: no cover - ExitStack re-raises
+
+
+class _Run:
+    """The pieces of one run, so that teardown and metrics can see them all."""
+
+    def __init__(self, cfg: RunConfig, net: Network, stack: ExitStack,
+                 stores: IntLabelStores | None) -> None:
+        self.cfg = cfg
+        self.net = net
+        self.stack = stack
+        self.stores = stores
+        self.truth = GroundTruth(round(cfg.Ti_ms * 1e6), cfg.max_hop,
+                                 skip_ports=(COLLECTOR_PORT,))
+        self.reported: set[bytes] = set()
+        self.names: dict[int, str] = {}
+        self.collector: Collector | None = None
+        self.pro: ProLoop | None = None
+        self.aging: Any = None
+        self.t0 = 0.0
+        self.build_s = 0.0
+        self.wall_s = 0.0
+        self.started = False
+        if net.run_dir is not None:
+            (net.run_dir / "run_config.json").write_text(
+                json.dumps({"target": cfg.target, **cfg.to_dict()}, indent=1, default=str)
+                + "\n")
+
+    def _setup(self) -> None:
+        cfg, net = self.cfg, self.net
+        t_build = time.perf_counter()
+        net.start()
+        net.install_routes()
+        endpoint = CollectorEndpoint(COLLECTOR_MAC, COLLECTOR_IP, COLLECTOR_PORT)
+        ids = {name: configure_switch(net.clients[name], net.topo, name, cfg,
+                                      endpoint).switch_id for name in net.topo.switches}
+        self.names = {sid: name for name, sid in ids.items()}
+
+        clock = net.clock
+        if self.stores is None:
+            self.stores = stores_for(net.redis_url(), net.app_lock)
+        self.stack.callback(self.stores.close)
+        db = self.stores.int_database()
+        self.collector = Collector(db, clock, udp_port=cfg.udp_port, max_hop=cfg.max_hop)
+        net.attach_collector(self._on_reports, delay_us=cfg.report_delay_us)
+        net.tap_transmitted(self.truth.tap)
+        if cfg.pro:
+            self.aging = self.stores.aging_store(clock)
+            self.pro = ProLoop(net.clients, db, self.aging, clock, T_s=cfg.T_s, k=cfg.k,
+                               switch_ids=ids, style=cfg.pro_style,
+                               restore_factor=cfg.restore_factor)
+        schedules = sender_schedules(net.topo, cfg)
+        for name, sched in schedules:
+            # The stream of the host's wire, so host-side losses match the sim's.
+            net.add_sender(name, sched, seed=derive_seed(cfg.seed, "loss", name, 0))
+        dports = tuple(sorted({f.dport for _, sched in schedules for f in sched.dests}))
+        for name in net.topo.hosts:
+            net.add_receiver(name, udp_ports=dports)
+        self.build_s = time.perf_counter() - t_build
+
+    def _on_reports(self, frames: list[tuple[bytes, float]]) -> None:
+        assert self.collector is not None
+        reported = self.reported
+        for report in self.collector.feed_batch(frames):
+            reported.add(report_packet_id(report.src_ip, report.dst_ip, report.ip_id))
+
+    def execute(self, inspect: Inspect | None,
+                on_running: Callable[[Network], None] | None) -> RunMetrics:
+        net, cfg = self.net, self.cfg
+        interrupted: KeyboardInterrupt | None = None
+        try:
+            self._setup()
+            self.t0 = net.start_traffic()
+            self.started = True
+            traffic_s = cfg.traffic_duration_s()
+            if self.pro is not None:
+                # Pro adapts while traffic flows; afterwards every port looks starved.
+                _at(net.clock, self.t0, self.pro.start)
+                _at(net.clock, self.t0 + traffic_s, self.pro.stop)
+            t0 = time.perf_counter()
+            net.run_traffic(traffic_s, cfg.drain_s, on_running)
+            self.wall_s = time.perf_counter() - t0
+        except KeyboardInterrupt as exc:
+            if not self.started:
+                raise
+            interrupted = exc
+        if self.pro is not None:
+            with net.app_lock:
+                self.pro.stop()
+        counters = net.finish()
+        extra = dict(counters.extra)
+        metrics = self._metrics(counters, extra)
+        if inspect is not None and net.failure is None and interrupted is None:
+            metrics.extra.update(inspect(net, net.topo, cfg))
+        if net.failure is not None or interrupted is not None:
+            if net.run_dir is not None:
+                (net.run_dir / "partial_metrics.json").write_text(metrics.to_json() + "\n")
+            if interrupted is not None:
+                raise interrupted
+            where = f" (results so far: {net.run_dir})" if net.run_dir is not None else ""
+            raise IntbedError(f"{net.failure}{where}")
+        if net.run_dir is not None:
+            (net.run_dir / "metrics.json").write_text(metrics.to_json() + "\n")
+        return metrics
+
+    def _metrics(self, counters: Any, extra: dict[str, Any]) -> RunMetrics:
+        assert self.collector is not None
+        t0 = self.t0
+        names = self.names
+        arrivals = [(t - t0, (names.get(k[0], str(k[0])), k[1]), ok)
+                    for t, k, ok in self.collector.db.arrivals()]
+        changes = [(c.time_s - t0, c.switch, c.port, c.shift)
+                   for c in (self.pro.changes if self.pro else [])]
+        stats = getattr(self.aging, "stats", None)
+        if stats is not None:  # stores that measure their expiry lag (Redis)
+            extra["redis_expiry"] = {"lag": stats.lag_summary(), "events": stats.events,
+                                     "swept": stats.swept, "superseded": stats.superseded,
+                                     "reconnects": stats.reconnects}
+            extra["pro_reactions"] = pro_reactions(arrivals, changes,
+                                                   self.cfg.k * self.cfg.T_s)
+        return assemble(
+            self.cfg, self.truth, arrivals, self.collector.stats, self.reported,
+            delivered=counters.delivered, sent=counters.sent,
+            queue_drops=counters.queue_drops, link_losses=counters.link_losses,
+            pro_changes=[tuple(c) for c in changes], sim_time_s=counters.elapsed_s,
+            events=counters.events, wall_time_s=self.wall_s or counters.elapsed_s,
+            build_time_s=self.build_s, extra=extra)
+
+
+def _at(clock: Any, when_s: float, fn: Callable[[], Any]) -> None:
+    """``fn()`` at clock time ``when_s``: now if that time has come."""
+    delay = when_s - clock.now()
+    if delay <= 0:
+        fn()
+    else:
+        clock.call_later(delay, fn)
+
+
+def pro_reactions(arrivals: list[tuple[float, tuple[str, int], bool]],
+                  changes: list[tuple[float, str, int, int]], timeout_s: float
+                  ) -> list[dict[str, Any]]:
+    """For every change that raised a port's S: how long after the update
+    whose aging key expired it came (None when the port had none before).
+
+    That update is the port's last accepted one at least ``timeout_s`` (k T)
+    before the change, within ``REACTION_TOLERANCE_S``: a key refreshed
+    later was still alive. (An expiry claimed by the ``set`` of a late
+    update fires just after that update: the silence before it counts.)"""
+    updates: dict[tuple[str, int], list[float]] = {}
+    for t, key, ok in arrivals:
+        if ok:
+            updates.setdefault(key, []).append(t)
+    for times in updates.values():
+        times.sort()
+    last_shift: dict[tuple[str, int], int] = {}
+    out = []
+    for t, switch, port, shift in changes:
+        key = (switch, port)
+        before = last_shift.get(key, 0)
+        last_shift[key] = shift
+        if shift <= before:
+            continue
+        times = updates.get(key, [])
+        i = bisect.bisect_right(times, t - timeout_s + REACTION_TOLERANCE_S)
+        since = t - times[i - 1] if i else None
+        out.append({"switch": switch, "port": port, "time_s": t, "shift": shift,
+                    "since_update_s": since})
+    return out
