@@ -15,10 +15,12 @@ selecting it. A port without an entry drops the probe (consumption).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from topologies.model import Topology, TopologyError
+from topologies.model import Topology, TopologyError, mac_to_int
 
 PROBE_TABLE = "MyIngress.probe_replicate"
 PROBE_KEY = "standard_metadata.ingress_port"
@@ -132,3 +134,84 @@ def install_probe_groups(client: ProbeClient, topo: Topology, switch: str,
         client.insert_table_entry(PROBE_TABLE, {PROBE_KEY: port}, PROBE_ACTION,
                                   {PROBE_GROUP_PARAM: group})
     return sets
+
+
+# --------------------------------------------------------------------------- probes
+
+PROBE_ETHERTYPE = 0x2345
+"""p4src/hula.p4's ETHERTYPE_HULA."""
+PROBE_FRAME_BYTES = 64
+"""Probe frame length: the 64-byte probes of INT-label's HULA counting model."""
+_HEAD = struct.Struct("!6s6sHIII")  # Ethernet, then torId, maxUtil, seq
+_PAD = bytes(PROBE_FRAME_BYTES - _HEAD.size)
+
+
+def probe_frame(tor_id: int, seq: int, dst_mac: str, src_mac: str, max_util: int = 0) -> bytes:
+    """A 64-byte probe: Ethernet (type 0x2345), origin ToR, path utilisation
+    and sequence number (32 bits each), zero padding."""
+    head = _HEAD.pack(_mac(dst_mac), _mac(src_mac), PROBE_ETHERTYPE, tor_id & 0xFFFFFFFF,
+                      max_util & 0xFFFFFFFF, seq & 0xFFFFFFFF)
+    return head + _PAD
+
+
+def parse_probe(frame: bytes) -> tuple[int, int, int] | None:
+    """``(tor_id, max_util, seq)`` of a probe frame, None for other frames."""
+    if len(frame) < _HEAD.size or frame[12:14] != b"\x23\x45":
+        return None
+    _, _, _, tor, util, seq = _HEAD.unpack_from(frame)
+    return tor, util, seq
+
+
+def is_probe(frame: bytes) -> bool:
+    return frame[12:14] == b"\x23\x45"
+
+
+def _mac(mac: str) -> bytes:
+    return mac_to_int(mac).to_bytes(6, "big")
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeOrigin:
+    """A ToR, its probe id, and the host sending its probes on its behalf."""
+
+    tor: str
+    tor_id: int
+    host: str
+
+
+def probe_origins(topo: Topology) -> list[ProbeOrigin]:
+    """One origin per ToR that has hosts; the stand-in is the host on the
+    ToR's lowest host port."""
+    tiers = switch_tiers(topo)
+    ids = tor_ids(topo, tiers)
+    out = []
+    for tor, tor_id in ids.items():
+        hosts = [peer for _, peer, _ in topo.port_peers(tor) if peer in topo.hosts]
+        if hosts:
+            out.append(ProbeOrigin(tor, tor_id, hosts[0]))
+    return out
+
+
+def copies_per_probe(topo: Topology, origin: ProbeOrigin,
+                     sets: PortSets | None = None) -> int:
+    """Switch-port transmissions one probe of ``origin`` makes when nothing
+    is lost (walks the flood over the port sets)."""
+    sets = probe_port_sets(topo) if sets is None else sets
+    _, port = topo.host_switch(origin.host)
+    work = [(origin.tor, port)]
+    count = 0
+    while work:
+        switch, in_port = work.pop()
+        for out in sets[switch].get(in_port, ()):
+            count += 1
+            peer, peer_port = _peer(topo, switch, out)
+            if peer in topo.switches:
+                work.append((peer, peer_port))
+    return count
+
+
+def _peer(topo: Topology, switch: str, port: int) -> tuple[str, int]:
+    for p, peer, peer_port in topo.port_peers(switch):
+        if p == port:
+            return peer, peer_port
+    raise KeyError((switch, port))

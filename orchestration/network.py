@@ -63,6 +63,8 @@ class TrafficCounters:
     link_losses: int = 0
     elapsed_s: float = 0.0
     events: int = 0
+    port_tx: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Frames each data port (switch, port) transmitted."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -121,6 +123,15 @@ class Network(Protocol):
 
     def add_receiver(self, host: str, udp_ports: Sequence[int] = ()) -> None:
         """Record what ``host`` receives."""
+
+    def send_frame(self, host: str, frame: bytes) -> None:
+        """Send one frame from ``host`` now (probes, one-off packets)."""
+
+    def sent_logs(self) -> Mapping[str, Any]:
+        """``traffic.sender.SentLog`` by sending host, after ``finish()``."""
+
+    def received(self) -> Mapping[str, Any]:
+        """``traffic.receiver.Receiver`` by receiving host, after ``finish()``."""
 
     # ------------------------------------------------------------- traffic
     def start_traffic(self) -> float:

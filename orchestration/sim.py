@@ -221,9 +221,9 @@ class SimNetwork:
 
         self._receivers[host] = record(self.hosts[host])
 
-    def send_at(self, host: str, when_s: float, frame: bytes) -> None:
-        """Send one ``frame`` from ``host`` at clock time ``when_s``."""
-        self.sim.call_at(when_s, self.hosts[host].send, frame)
+    def send_frame(self, host: str, frame: bytes) -> None:
+        """Send one ``frame`` from ``host`` now."""
+        self.hosts[host].send(frame)
 
     def start_traffic(self) -> float:
         from orchestration.apps.traffic import play
@@ -244,7 +244,8 @@ class SimNetwork:
             delivered=sum(h.rx_packets for h in self.hosts.values()),
             queue_drops=sum(self.queue_drops().values()),
             link_losses=sum(ls.lost for ls in self.link_stats()),
-            elapsed_s=self.sim.now(), events=self.sim.events_run)
+            elapsed_s=self.sim.now(), events=self.sim.events_run,
+            port_tx=self.port_tx_packets())
 
     def sent_logs(self) -> dict[str, SentLog]:
         return {host: s.log for host, s in self._senders}

@@ -461,7 +461,7 @@ register(Experiment(
 
 
 def _hula_point(args: tuple[float, float, int, float, int]) -> dict[str, Any]:
-    from orchestration.apps.hula import run_hula_loss
+    from orchestration.systems.hula import run_hula_loss
 
     interval, limit, depth, duration, seed = args
     r = run_hula_loss(interval, rate_limit_pps=limit, queue_depth=depth, duration_s=duration,
@@ -470,7 +470,7 @@ def _hula_point(args: tuple[float, float, int, float, int]) -> dict[str, Any]:
 
 
 def fig14_compute(ctx: Context) -> Result:
-    from orchestration.apps.hula import background_rate_limit
+    from orchestration.systems.hula import background_rate_limit
 
     p = ctx.params
     limit = background_rate_limit(p["margin"], duration_s=p["duration_s"], seed=ctx.seed)

@@ -206,6 +206,7 @@ class LiveNetwork:
         self._collector_handler: FrameHandler | None = None
         self._frame_tap: Any = None
         self._taps: list[Tap] = []
+        self._host_sockets: dict[str, Any] = {}
         self._traffic: Any = None
         self._start_ns = 0  # CLOCK_MONOTONIC ns of the traffic's time 0
         self._wall_start_ns = 0  # the same instant on CLOCK_REALTIME
@@ -615,6 +616,16 @@ class LiveNetwork:
     def add_receiver(self, host: str, udp_ports: Sequence[int] = ()) -> None:
         self._live_traffic().add_receiver(host, udp_ports=tuple(udp_ports))
 
+    def send_frame(self, host: str, frame: bytes) -> None:
+        """Through a send-only raw socket in ``host``'s namespace, opened once."""
+        sock = self._host_sockets.get(host)
+        if sock is None:
+            from common.rawsock import open_raw_socket
+
+            sock = open_raw_socket(self.host_iface(host), self.host_pid(host), receive=False)
+            self._host_sockets[host] = sock
+        sock.send(frame)
+
     def start_traffic(self) -> float:
         """Every sender starts ``LiveOptions.lead_s`` from now; that instant."""
         self.check()
@@ -640,6 +651,9 @@ class LiveNetwork:
             self._frame_tap.stop()
         if self._clock is not None:
             self._clock.close()
+        for sock in self._host_sockets.values():
+            sock.close()
+        self._host_sockets.clear()
 
     def finish(self) -> TrafficCounters:
         """Stop the apps and the switches, replay the taps from the pcaps."""
@@ -669,6 +683,9 @@ class LiveNetwork:
             link_losses=sum(p.get("lost", 0) for p in ports) + sum(
                 s.host_lost for s in send_stats.values()),
             elapsed_s=self._elapsed_s, events=0,
+            port_tx={(name, int(port)): p.get("tx", 0) for name, c in counters.items() if c
+                     for port, p in c.get("ports", {}).items()
+                     if int(port) != COLLECTOR_PORT},
             extra=self._extra(counters, send_stats))
 
     def _extra(self, counters: dict[str, dict[str, Any] | None],

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from controller.hula import parse_probe, probe_frame
 from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Lpm
-from orchestration.apps.hula import parse_probe, probe_frame
 
 PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "hula.p4"
 WINDOW_US = 1 << 10  # UTIL_WINDOW_SHIFT = 10

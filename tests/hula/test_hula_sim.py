@@ -1,21 +1,23 @@
-"""orchestration/apps/hula.py: probe frames, the probe generator on the sim target,
-and the figure-14 loss run (INT-label section 6, figure 14)."""
+"""HULA probing and the figure-14 loss run (orchestration/systems/hula.py) with
+controller/hula.py's probe frames, on the sim target (INT-label section 6, figure 14)."""
 
 from __future__ import annotations
 
 import pytest
 
-from orchestration.apps.hula import (
+from controller.hula import (
     PROBE_FRAME_BYTES,
-    HulaProber,
     ProbeOrigin,
-    background_rate_limit,
-    build_hula_network,
     copies_per_probe,
     is_probe,
     parse_probe,
     probe_frame,
     probe_origins,
+)
+from orchestration.systems.hula import (
+    HulaProber,
+    background_rate_limit,
+    build_hula_network,
     run_hula_loss,
 )
 from topologies.generators import build_topology, fat_tree
