@@ -127,6 +127,17 @@ class Network(Protocol):
     def send_frame(self, host: str, frame: bytes) -> None:
         """Send one frame from ``host`` now (probes, one-off packets)."""
 
+    def listen(self, host: str, handler: FrameHandler) -> None:
+        """Hand every frame ``host`` receives to ``handler``."""
+
+    @property
+    def host_kernels(self) -> bool:
+        """Whether hosts run a kernel of their own that answers ARP and ICMP
+        (live targets) or are bare endpoints (sim)."""
+
+    def run(self, seconds: float) -> None:
+        """Let ``seconds`` pass on the network's clock."""
+
     def sent_logs(self) -> Mapping[str, Any]:
         """``traffic.sender.SentLog`` by sending host, after ``finish()``."""
 

@@ -221,6 +221,12 @@ class SimNetwork:
 
         self._receivers[host] = record(self.hosts[host])
 
+    host_kernels = False
+
+    def listen(self, host: str, handler: FrameHandler) -> None:
+        self.hosts[host].handlers.append(
+            lambda _host, frame, now_ns: handler([(frame, now_ns / 1e9)]))
+
     def send_frame(self, host: str, frame: bytes) -> None:
         """Send one ``frame`` from ``host`` now."""
         self.hosts[host].send(frame)

@@ -1,4 +1,4 @@
-"""ICMP echo between simulated hosts: all-pairs reachability and RTTs."""
+"""ICMP echo between the hosts of any network: all-pairs reachability and RTTs."""
 
 from __future__ import annotations
 
@@ -7,24 +7,18 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from dataplane.targets.sim.events import NS_PER_S, NS_PER_US
-from dataplane.targets.sim.network import SimHost
+from common.checksum import internet_checksum
+from orchestration.network import FrameHandler, Network
 from topologies.model import Topology
+
+NS_PER_S = 1_000_000_000
+NS_PER_US = 1_000
 
 ETH = struct.Struct("!6s6sH")
 IPV4 = struct.Struct("!BBHHHBBH4s4s")
 ICMP = struct.Struct("!BBHHH")
 ECHO_REQUEST, ECHO_REPLY = 8, 0
 PAYLOAD = bytes(range(56))
-
-
-def _csum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
 
 
 def _mac(text: str) -> bytes:
@@ -38,10 +32,10 @@ def _ip(text: str) -> bytes:
 def icmp_echo(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, ident: int, seq: int,
               kind: int = ECHO_REQUEST, payload: bytes = PAYLOAD) -> bytes:
     icmp = ICMP.pack(kind, 0, 0, ident, seq) + payload
-    icmp = icmp[:2] + _csum(icmp).to_bytes(2, "big") + icmp[4:]
+    icmp = icmp[:2] + internet_checksum(icmp).to_bytes(2, "big") + icmp[4:]
     total = IPV4.size + len(icmp)
     hdr = IPV4.pack(0x45, 0, total, seq & 0xFFFF, 0x4000, 64, 1, 0, _ip(src_ip), _ip(dst_ip))
-    hdr = hdr[:10] + _csum(hdr).to_bytes(2, "big") + hdr[12:]
+    hdr = hdr[:10] + internet_checksum(hdr).to_bytes(2, "big") + hdr[12:]
     return ETH.pack(_mac(dst_mac), _mac(src_mac), 0x0800) + hdr + icmp
 
 
@@ -61,21 +55,24 @@ def parse_echo(packet: bytes) -> tuple[int, int, int, bytes, bytes, bytes] | Non
     return kind, ident, seq, src, dst, src_mac
 
 
-def answer_pings(host: SimHost) -> None:
-    """Make ``host`` answer echo requests addressed to it."""
-    me = _ip(host.ip)
+def echo_responder(net: Network, host: str) -> FrameHandler:
+    """A handler that answers echo requests addressed to ``host``, as its
+    kernel would (``Network.listen`` on targets whose hosts have none)."""
+    spec = net.topo.hosts[host]
+    me = _ip(spec.ip)
 
-    def handler(h: SimHost, packet: bytes, now_ns: int) -> None:
-        echo = parse_echo(packet)
-        if echo is None or echo[0] != ECHO_REQUEST or echo[4] != me:
-            return
-        _, ident, seq, src, _, src_mac = echo
-        payload = packet[ETH.size + IPV4.size + ICMP.size:]
-        src_ip = ".".join(str(b) for b in src)
-        h.send(icmp_echo(h.mac, src_mac.hex(":"), h.ip, src_ip, ident, seq, ECHO_REPLY,
-                         payload))
+    def handler(frames: list[tuple[bytes, float]]) -> None:
+        for packet, _ in frames:
+            echo = parse_echo(packet)
+            if echo is None or echo[0] != ECHO_REQUEST or echo[4] != me:
+                continue
+            _, ident, seq, src, _, src_mac = echo
+            payload = packet[ETH.size + IPV4.size + ICMP.size:]
+            src_ip = ".".join(str(b) for b in src)
+            net.send_frame(host, icmp_echo(spec.mac, src_mac.hex(":"), spec.ip, src_ip, ident,
+                                           seq, ECHO_REPLY, payload))
 
-    host.handlers.append(handler)
+    return handler
 
 
 @dataclass
@@ -85,38 +82,46 @@ class PingResult:
     rtt_us: float | None  # None: lost
 
 
-def all_pairs(net, spacing_s: float = 0.001, timeout_s: float = 1.0) -> list[PingResult]:
+def all_pairs(net: Network, spacing_s: float = 0.001, timeout_s: float = 1.0
+              ) -> list[PingResult]:
     """Ping every ordered pair of hosts once, one ping at a time, so no two
-    pings share a queue. Returns one result per pair."""
-    hosts = list(net.hosts.values())
+    pings share a queue. Returns one result per pair. Hosts without a kernel
+    of their own (``net.host_kernels`` false) get an echo responder."""
+    hosts = list(net.topo.hosts)
+    replies: dict[tuple[str, int], float] = {}
+
+    def listener(name: str) -> FrameHandler:
+        def on_frames(frames: list[tuple[bytes, float]]) -> None:
+            for packet, t in frames:
+                echo = parse_echo(packet)
+                if echo is not None and echo[0] == ECHO_REPLY:
+                    replies[(name, echo[2])] = t
+        return on_frames
+
     for h in hosts:
-        answer_pings(h)
+        if not net.host_kernels:
+            net.listen(h, echo_responder(net, h))
+        net.listen(h, listener(h))
+    clock = net.clock
+    start_ns = round(clock.now() * NS_PER_S)
+    step_ns = round(spacing_s * NS_PER_S)
     sent: dict[tuple[str, int], tuple[str, int]] = {}
-    results: dict[tuple[str, str], PingResult] = {}
-    replies: dict[tuple[str, int], int] = {}
-
-    def listener(h: SimHost, packet: bytes, now_ns: int) -> None:
-        echo = parse_echo(packet)
-        if echo is not None and echo[0] == ECHO_REPLY:
-            replies[(h.name, echo[2])] = now_ns
-
-    for h in hosts:
-        h.handlers.append(listener)
-    start = net.sim.now_ns
     seq = 0
     for a in hosts:
         for b in hosts:
-            if a is b:
+            if a == b:
                 continue
             seq += 1
-            when = start + seq * round(spacing_s * NS_PER_S)
-            pkt = icmp_echo(a.mac, "00:00:00:00:00:00", a.ip, b.ip, 1, seq)
-            net.sim.at_ns(when, a.send, pkt)
-            sent[(a.name, seq)] = (b.name, when)
+            when_ns = start_ns + seq * step_ns
+            sa, sb = net.topo.hosts[a], net.topo.hosts[b]
+            pkt = icmp_echo(sa.mac, "00:00:00:00:00:00", sa.ip, sb.ip, 1, seq)
+            clock.call_later(when_ns / NS_PER_S - clock.now(), net.send_frame, a, pkt)
+            sent[(a, seq)] = (b, when_ns)
     net.run((seq + 1) * spacing_s + timeout_s)
-    for (src, s), (dst, when) in sent.items():
+    results: dict[tuple[str, str], PingResult] = {}
+    for (src, s), (dst, when_ns) in sent.items():
         got = replies.get((src, s))
-        rtt = None if got is None else (got - when) / NS_PER_US
+        rtt = None if got is None else (round(got * NS_PER_S) - when_ns) / NS_PER_US
         results[(src, dst)] = PingResult(src, dst, rtt)
     return list(results.values())
 

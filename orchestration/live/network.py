@@ -207,6 +207,7 @@ class LiveNetwork:
         self._frame_tap: Any = None
         self._taps: list[Tap] = []
         self._host_sockets: dict[str, Any] = {}
+        self._listeners: list[Any] = []
         self._traffic: Any = None
         self._start_ns = 0  # CLOCK_MONOTONIC ns of the traffic's time 0
         self._wall_start_ns = 0  # the same instant on CLOCK_REALTIME
@@ -616,6 +617,28 @@ class LiveNetwork:
     def add_receiver(self, host: str, udp_ports: Sequence[int] = ()) -> None:
         self._live_traffic().add_receiver(host, udp_ports=tuple(udp_ports))
 
+    host_kernels = True
+
+    def listen(self, host: str, handler: FrameHandler) -> None:
+        """A ``FrameTap`` on the host's interface, read in this process."""
+        from orchestration.live.tap import FrameTap
+
+        self.clock  # noqa: B018 - fixes the clock's origin before frames arrive
+        origin = self._origin_mono
+
+        def on_frames(frames: list[tuple[bytes, int, int]]) -> None:
+            handler([(f, t_ns / 1e9 - origin) for f, t_ns, _ in frames])
+
+        tap = FrameTap([self.host_iface(host)], self.host_pid(host), on_frames)
+        tap.start()
+        self._listeners.append(tap)
+
+    def run(self, seconds: float) -> None:
+        """Wait ``seconds`` of wall-clock time, or until a switch fails."""
+        self.clock  # noqa: B018
+        self.failed.wait(seconds)
+        self.check()
+
     def send_frame(self, host: str, frame: bytes) -> None:
         """Through a send-only raw socket in ``host``'s namespace, opened once."""
         sock = self._host_sockets.get(host)
@@ -649,6 +672,9 @@ class LiveNetwork:
             self._traffic.stop()
         if self._frame_tap is not None:
             self._frame_tap.stop()
+        for tap in self._listeners:
+            tap.stop()
+        self._listeners.clear()
         if self._clock is not None:
             self._clock.close()
         for sock in self._host_sockets.values():
