@@ -2,24 +2,24 @@
 
 The tests and ``intbed bench switch`` put ``intbed-switch`` on the root ends
 and talk through the namespace ends with raw sockets. ``ns_socket`` opens a
-socket inside a namespace without a subprocess: ``setns(2)`` moves only the
-calling thread, and a socket keeps the namespace it was created in.
+socket inside a namespace without a subprocess (``common.rawsock``).
 IPv6 is switched off on both ends so the kernel's neighbour discovery does
 not add frames of its own.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
-CLONE_NEWNET = 0x40000000  # <linux/sched.h>
-ETH_P_ALL = 0x0003
+from common.rawsock import in_namespace, open_raw_socket
+
+NETNS_DIR = Path("/var/run/netns")  # where ``ip netns add NAME`` puts NAME
 
 
 class NamespaceError(RuntimeError):
@@ -103,51 +103,29 @@ def veth_hosts(prefix: str, count: int) -> Iterator[list[VethHost]]:
 
 
 def namespace_exists(ns: str) -> bool:
-    return os.path.exists(f"/var/run/netns/{ns}")
+    return netns_path(ns).exists()
 
 
 def link_exists(iface: str) -> bool:
     return os.path.exists(f"/sys/class/net/{iface}")
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _setns(fd: int) -> None:
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-
-
-@contextmanager
-def in_namespace(ns: str) -> Iterator[None]:
-    """Run the calling thread inside namespace ``ns`` for the block."""
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    target = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
-    try:
-        _setns(target)
-        try:
-            yield
-        finally:
-            _setns(home)
-    finally:
-        os.close(target)
-        os.close(home)
+def netns_path(ns: str) -> Path:
+    """The namespace file of the ``ip netns`` namespace ``ns``."""
+    return NETNS_DIR / ns
 
 
 def ns_socket(ns: str, iface: str) -> socket.socket:
-    """A raw AF_PACKET socket bound to ``iface`` of namespace ``ns``."""
-    with in_namespace(ns):
-        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
-        sock.bind((iface, ETH_P_ALL))
-    return sock
+    """A blocking raw socket bound to ``iface`` of namespace ``ns``, for every
+    EtherType (frames sent out of ``iface`` hidden where the kernel can)."""
+    return open_raw_socket(iface, netns_path(ns))
 
 
 def rx_packets(ns: str, iface: str) -> int:
     """The kernel's receive counter of ``iface`` in ``ns``, read from the
     thread's own ``/proc/thread-self/net/dev`` (sysfs would show the root
     namespace's devices)."""
-    with in_namespace(ns), open("/proc/thread-self/net/dev") as f:
+    with in_namespace(netns_path(ns)), open("/proc/thread-self/net/dev") as f:
         for line in f:
             name, sep, rest = line.partition(":")
             if sep and name.strip() == iface:
