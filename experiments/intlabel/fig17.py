@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
+from experiments.intlabel.params import run_check
 from experiments.intlabel.theory import total_variation
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import run_intlabel
@@ -198,9 +199,9 @@ register(Experiment(
     "intlabel-fig17", "distribution of labeling times per packet (Base A/B) vs the model",
     PAPER,
     [Param("packets", 10_000, "packets sent in all", quick=3000,
-           check=lambda v, _: None if v > 0 else "packets must be positive"),
+           check=run_check("packets")),
      Param("T_ms", 50.0, "labeling interval T (ms)",
-           check=lambda v, _: None if v > 0 else "T must be positive"),
+           check=run_check("T_ms")),
      Param("f", "F1", "Base B probability function (F1, F2, F3)",
-           check=lambda v, _: None if v in ("F1", "F2", "F3") else "f must be F1, F2 or F3")],
+           check=run_check("f"))],
     fig17_compute, fig17_plot))

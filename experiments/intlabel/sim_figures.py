@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
+from experiments.intlabel.params import positive_list, run_check
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import run_intlabel
 
@@ -113,41 +114,15 @@ def _coverage_and_occupation(fig: Any, rows: list[dict[str, Any]], x: str, xlabe
     fig.suptitle(title)
 
 
-def _t_check(v: Any, p: dict[str, Any]) -> str | None:
-    return None if v > 0 else "the labeling interval T must be positive (ms)"
-
-
-def _ts_check(v: Any, p: dict[str, Any]) -> str | None:
-    if not v or any(t <= 0 for t in v):
-        return "labeling intervals T must be positive (ms)"
-    return None
-
-
-def _hop_check(v: Any, p: dict[str, Any]) -> str | None:
-    return None if 1 <= v <= 127 else "MAX_hop must be in [1, 127]"
-
-
-def _pos(what: str):
-    def check(v: Any, p: dict[str, Any]) -> str | None:
-        return None if v > 0 else f"{what} must be positive"
-    return check
-
-
-def _positive_list(what: str):
-    def check(v: Any, p: dict[str, Any]) -> str | None:
-        return None if v and all(x > 0 for x in v) else f"every {what} must be positive"
-    return check
-
-
 def _packets(quick: int = 2000) -> Param:
     return Param("packets", 10_000, "packets sent in all (the paper counts 10,000)",
-                 quick=quick, check=_pos("packets"))
+                 quick=quick, check=run_check("packets"))
 
 
 COMMON = [
-    Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check),
-    Param("Ti_ms", 100.0, "telemetry interval T_i (ms)", check=_pos("T_i")),
-    Param("max_hop", 5, "MAX_hop", check=_hop_check),
+    Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")),
+    Param("Ti_ms", 100.0, "telemetry interval T_i (ms)", check=run_check("Ti_ms")),
+    Param("max_hop", 5, "MAX_hop", check=run_check("max_hop")),
 ]
 
 
@@ -187,9 +162,9 @@ def fig6_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
 register(Experiment(
     "intlabel-fig6", "coverage and INT bandwidth occupation vs background traffic rate", PAPER,
     [Param("rates_mbps", [0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 10.0], "sender rates (Mb/s)",
-           quick=[1.0, 5.0, 10.0], check=_positive_list("rate")),
+           quick=[1.0, 5.0, 10.0], check=run_check("rate_bps", 1e6)),
      Param("duration_s", 5.0, "traffic duration per point (s)", quick=1.5,
-           check=_pos("duration")), *COMMON],
+           check=run_check("duration_s", packets=None)), *COMMON],
     fig6_compute, fig6_plot, targets=LIVE))
 
 
@@ -250,7 +225,7 @@ def fig8_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
 
 
 T_SWEEP = Param("Ts_ms", [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0],
-                "labeling intervals T (ms)", quick=[20.0, 50.0, 100.0], check=_ts_check)
+                "labeling intervals T (ms)", quick=[20.0, 50.0, 100.0], check=run_check("T_ms"))
 
 register(Experiment(
     "intlabel-fig7", "packets labeled with INT data vs labeling interval (Base A/B)", PAPER,
@@ -296,9 +271,9 @@ def fig9_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
 register(Experiment(
     "intlabel-fig9", "coverage vs telemetry interval / labeling interval", PAPER,
     [Param("ratios", [0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0], "T_i/T values",
-           quick=[1.0, 1.6, 2.0], check=_positive_list("ratio")),
-     Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check),
-     _packets(), Param("max_hop", 5, "MAX_hop", check=_hop_check)],
+           quick=[1.0, 1.6, 2.0], check=positive_list("ratio")),
+     Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")),
+     _packets(), Param("max_hop", 5, "MAX_hop", check=run_check("max_hop"))],
     fig9_compute, fig9_plot, targets=LIVE))
 
 
@@ -327,10 +302,10 @@ def fig10_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
 register(Experiment(
     "intlabel-fig10", "coverage and bandwidth occupation vs labeling interval", PAPER,
     [Param("Ts_ms", [20.0, 40.0, 60.0, 80.0, 100.0, 120.0, 140.0], "labeling intervals (ms)",
-           quick=[20.0, 60.0, 140.0], check=_ts_check),
+           quick=[20.0, 60.0, 140.0], check=run_check("T_ms")),
      Param("rate_mbps", 10.0, "sender rate (Mb/s): 'fast enough' traffic",
-           check=_pos("rate")),
-     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
+           check=run_check("rate_bps", 1e6)),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms")), _packets()],
     fig10_compute, fig10_plot, targets=LIVE))
 
 
@@ -368,8 +343,8 @@ def fig11_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
 register(Experiment(
     "intlabel-fig11", "coverage over time for several labeling intervals (Base A)", PAPER,
     [Param("Ts_ms", [20.0, 40.0, 60.0, 80.0], "labeling intervals (ms)", quick=[20.0, 80.0],
-           check=_ts_check),
-     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
+           check=run_check("T_ms")),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms")), _packets()],
     fig11_compute, fig11_plot, targets=LIVE))
 
 
@@ -402,8 +377,8 @@ def fig12_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
 register(Experiment(
     "intlabel-fig12", "coverage of Base A/B and Pro as T approaches T_i", PAPER,
     [Param("Ts_ms", [50.0, 60.0, 70.0, 80.0, 90.0, 100.0], "labeling intervals (ms)",
-           quick=[50.0, 100.0], check=_ts_check),
-     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i")), _packets()],
+           quick=[50.0, 100.0], check=run_check("T_ms")),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms")), _packets()],
     fig12_compute, fig12_plot, targets=LIVE))
 
 
@@ -446,14 +421,15 @@ def fig13_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
 register(Experiment(
     "intlabel-fig13", "coverage degradation with packet loss (Base A/B vs Pro)", PAPER,
     [Param("rates_mbps", [2.0, 4.0, 6.0, 8.0, 10.0, 12.5, 15.0], "sender rates (Mb/s)",
-           quick=[4.0, 12.5], check=_positive_list("rate")),
+           quick=[4.0, 12.5], check=run_check("rate_bps", 1e6)),
      Param("queue_pps", 150.0, "queue rate limit toward servers (packets/s)",
-           check=_pos("queue rate")),
-     Param("queue_depth", 16, "queue depth toward servers (packets)", check=_pos("depth")),
+           check=run_check("queue_rate_pps")),
+     Param("queue_depth", 16, "queue depth toward servers (packets)",
+           check=run_check("queue_depth")),
      Param("duration_s", 3.0, "traffic duration per point (s)", quick=1.5,
-           check=_pos("duration")),
-     Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check),
-     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i"))],
+           check=run_check("duration_s", packets=None)),
+     Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms"))],
     fig13_compute, fig13_plot, targets=LIVE))
 
 
@@ -515,13 +491,13 @@ register(Experiment(
     "intlabel-fig14", "packet loss under a rate limit: Base A/B labeling vs HULA probing",
     PAPER,
     [Param("intervals_ms", [10.0, 20.0, 50.0, 100.0], "labeling/probing intervals (ms)",
-           quick=[10.0, 100.0], check=_ts_check),
+           quick=[10.0, 100.0], check=run_check("T_ms")),
      Param("margin", 1.02, "rate limit over the busiest port's background rate",
            check=lambda v, _: None if v >= 1 else "margin must be >= 1 (no background loss)"),
-     Param("queue_depth", 16, "queue depth (packets)", check=_pos("depth")),
+     Param("queue_depth", 16, "queue depth (packets)", check=run_check("queue_depth")),
      Param("duration_s", 3.0, "traffic duration per point (s)", quick=1.0,
-           check=_pos("duration")),
-     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=_pos("T_i"))],
+           check=run_check("duration_s", packets=None)),
+     Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms"))],
     fig14_compute, fig14_plot))
 
 
@@ -559,8 +535,8 @@ register(Experiment(
     [Param("ratios", [0.0, 0.2, 0.4, 0.5, 0.6, 0.8, 1.0], "T1/T values", quick=[0.0, 0.5, 1.0],
            check=lambda v, _: None if v and all(0 <= x <= 1 for x in v)
            else "T1/T must be in [0, 1] (T1 > T is out of range)"),
-     Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check), _packets(),
-     Param("max_hop", 5, "MAX_hop", check=_hop_check)],
+     Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")), _packets(),
+     Param("max_hop", 5, "MAX_hop", check=run_check("max_hop"))],
     fig18_compute, fig18_plot, targets=LIVE))
 
 
@@ -598,6 +574,6 @@ def fig19_plot(result: Result, params: dict[str, Any], fig: Any) -> None:
 
 register(Experiment(
     "intlabel-fig19", "impact of the probability function (Base B: F1, F2, F3)", PAPER,
-    [Param("T_ms", 50.0, "labeling interval T (ms)", check=_t_check), _packets(),
-     Param("max_hop", 5, "MAX_hop", check=_hop_check)],
+    [Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")), _packets(),
+     Param("max_hop", 5, "MAX_hop", check=run_check("max_hop"))],
     fig19_compute, fig19_plot, targets=LIVE))
