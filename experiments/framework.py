@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import IntbedError
+from common.paths import checkout_root
+from orchestration.network import get_target
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path("results")
 
 
@@ -194,11 +195,13 @@ def versions() -> dict[str, Any]:
         out["intbed"] = version("intbed")
     except Exception:  # noqa: BLE001 - not installed: running from a checkout
         out["intbed"] = "checkout"
+    checkout = checkout_root()
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT,
-                                capture_output=True, text=True, timeout=5)
-        if commit.returncode == 0:
-            out["commit"] = commit.stdout.strip()
+        if checkout is not None:
+            commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout,
+                                    capture_output=True, text=True, timeout=5)
+            if commit.returncode == 0:
+                out["commit"] = commit.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
     return out
@@ -280,7 +283,8 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     if target not in exp.targets:
         raise ExperimentError(f"{name}: target '{target}' is not available for this "
                               f"experiment (targets: {', '.join(exp.targets)})")
-    if target != "sim":
+    live_target = get_target(target).live
+    if live_target:
         _check_live(name, target, redis)
         jobs = 1
     run_id = f"seed{seed}{'-quick' if quick else ''}"
@@ -293,7 +297,7 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
         config["redis"] = redis
     (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
     live = None
-    if target != "sim":
+    if live_target:
         from orchestration.live.options import LiveOptions
 
         live = LiveOptions(results_dir=out_dir / "live", redis_url=redis)
@@ -313,9 +317,7 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
 
 def _check_live(name: str, target: str, redis: str | None) -> None:
     """Fail before any output when a live target cannot run here."""
-    from orchestration.live.network import live_available
-
-    problem = live_available(target)
+    problem = get_target(target).available()
     if problem is not None:
         raise ExperimentError(f"{name}: {problem}")
     if redis is not None:

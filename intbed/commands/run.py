@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from orchestration.network import TARGETS
+
 
 @click.command("list")
 def list_experiments() -> None:
@@ -37,7 +39,7 @@ def _order(name: str) -> tuple[str, int]:
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Parallel processes for independent points.")
 @click.option("--force", is_flag=True, help="Overwrite results already in the directory.")
-@click.option("--target", type=click.Choice(["sim", "mininet", "bmv2"]), default="sim",
+@click.option("--target", type=click.Choice(list(TARGETS)), default="sim",
               show_default=True, help="Where the data plane runs.")
 @click.option("--redis", "redis_url", metavar="URL", default=None,
               help="Redis for the live targets' stores [default: a private redis-server "
