@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from common.checksum import fold, ones_sum
 from traffic.errors import TrafficError
 
 if TYPE_CHECKING:
@@ -196,19 +197,6 @@ def scapy_packet(
     return Ether(src=flow.src_mac, dst=flow.dst_mac) / ip / l4 / pay
 
 
-def _word_sum(data: bytes) -> int:
-    """Sum of the big-endian 16-bit words of ``data`` (zero-padded), unfolded."""
-    if len(data) & 1:
-        data += b"\0"
-    return sum(struct.unpack(f"!{len(data) // 2}H", data))
-
-
-def _fold(total: int) -> int:
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return total
-
-
 @lru_cache(maxsize=256)
 def _prototype(proto: str, payload_size: int, dscp: int, ttl: int, udp_checksum: bool) -> bytes:
     """A Scapy-built frame of one packet shape; flows differ only in fields
@@ -262,14 +250,14 @@ class PacketFactory:
         template[ETH_LEN + 10 : ETH_LEN + 12] = b"\0\0"  # header checksum
         template[self._csum_off : self._csum_off + 2] = b"\0\0"
         template[self._pay_off : self._pay_off + SEQ_BYTES] = bytes(SEQ_BYTES)
-        self._ip_base = _word_sum(bytes(template[ETH_LEN:l4]))
+        self._ip_base = ones_sum(bytes(template[ETH_LEN:l4]))
         seg = bytes(template[l4:])
         pseudo = (
             template[ETH_LEN + 12 : ETH_LEN + 20]
             + bytes((0, PROTO_NUMBERS[flow.proto]))
             + _H.pack(len(seg))
         )
-        self._l4_base = _word_sum(bytes(pseudo)) + _word_sum(seg)
+        self._l4_base = ones_sum(bytes(pseudo)) + ones_sum(seg)
         self._template = bytes(template)
 
     def packet(self, seq: int, sport: int | None = None, dport: int | None = None) -> bytes:
@@ -277,7 +265,7 @@ class PacketFactory:
         buf = bytearray(self._template)
         ip_id = seq & 0xFFFF
         _H.pack_into(buf, 18, ip_id)  # ETH_LEN + 4
-        _H.pack_into(buf, 24, ~_fold(self._ip_base + ip_id) & 0xFFFF)  # ETH_LEN + 10
+        _H.pack_into(buf, 24, fold(self._ip_base + ip_id) ^ 0xFFFF)  # ETH_LEN + 10
         if sport is None:
             sport = self.flow.sport
         if dport is None:
@@ -298,8 +286,8 @@ class PacketFactory:
             t = (seq * self._payload_size) & 0xFFFF_FFFF
             _I.pack_into(buf, 38, t)  # self._l4 + 4
             total += (t >> 16) + (t & 0xFFFF)
-            _H.pack_into(buf, self._csum_off, ~_fold(total) & 0xFFFF)
+            _H.pack_into(buf, self._csum_off, fold(total) ^ 0xFFFF)
         elif self._udp_csum:
             # RFC 768: a computed zero is sent as all ones.
-            _H.pack_into(buf, self._csum_off, (~_fold(total) & 0xFFFF) or 0xFFFF)
+            _H.pack_into(buf, self._csum_off, (fold(total) ^ 0xFFFF) or 0xFFFF)
         return bytes(buf)

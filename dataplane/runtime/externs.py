@@ -14,6 +14,7 @@ import random as _random
 from collections.abc import Callable, Sequence
 from struct import unpack_from
 
+from common.checksum import internet_checksum
 from common.errors import P4UnsupportedError, RuntimeConfigError
 
 MASK64 = (1 << 64) - 1
@@ -122,19 +123,10 @@ crc16.__doc__ = "BMv2 ``crc16``: CRC-16/ARC (poly 0x8005, reflected, init 0, xor
 # ---------------------------------------------------------------------------
 
 
-def csum16(data: bytes) -> int:
-    """Internet checksum (RFC 1071) as BMv2 ``csum16`` returns it: the ones'
-    complement of the ones' complement sum of big-endian 16-bit words, an odd
-    trailing byte padded with a zero byte. All-zero input gives 0xFFFF."""
-    if len(data) & 1:
-        data += b"\x00"
-    value = int.from_bytes(data, "big")
-    # 2**16 == 1 (mod 0xFFFF): the end-around-carry sum is value mod 0xFFFF,
-    # except that a non-zero sum congruent to 0 is 0xFFFF (ones' complement -0).
-    s = value % 0xFFFF
-    if s == 0 and value:
-        s = 0xFFFF
-    return s ^ 0xFFFF
+csum16 = internet_checksum
+"""BMv2 ``csum16`` is the Internet checksum (RFC 1071) exactly: big-endian
+16-bit words, an odd trailing byte padded with a zero byte, 0xFFFF for
+all-zero input; the engine uses intbed's one implementation of it."""
 
 
 def xor16(data: bytes) -> int:

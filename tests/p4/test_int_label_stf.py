@@ -20,14 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_stf_programs import program_for
 
+from common.checksum import internet_checksum
 from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Lpm
+from orchestration.targets.bmv2_stf import program_for
+from p4src import program_path
 
 HERE = Path(__file__).resolve().parent
-PROGRAM = HERE.parents[1] / "p4src" / "int_label.p4"
+PROGRAM = program_path("int_label")
 STF_FILES = sorted(HERE.glob("int_label_*.stf"))
 
 INT_TYPE = 253
@@ -47,7 +49,7 @@ def test_int_label_stf_files_exist_and_target_int_label_p4() -> None:
     names = {p.stem for p in STF_FILES}
     assert {"int_label_encap", "int_label_base_a", "int_label_base_b", "int_label_pro",
             "int_label_specific", "int_label_last_hop", "int_label_ecmp"} <= names
-    # test_stf_programs picks a program by name prefix; a new p4src/int_label_*.p4
+    # program_for picks a program by name prefix; a new p4src/int_label_*.p4
     # must not take these files away from int_label.p4 unnoticed.
     assert {stf.name: program_for(stf) for stf in STF_FILES} == {
         stf.name: PROGRAM for stf in STF_FILES}
@@ -56,17 +58,10 @@ def test_int_label_stf_files_exist_and_target_int_label_p4() -> None:
 # --- packets --------------------------------------------------------------------------------
 
 
-def _csum(header: bytes) -> int:
-    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def _ipv4(proto: int, total: int, ttl: int = 64) -> bytes:
     head = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 1, 0, ttl, proto, 0,
                        bytes([10, 0, 1, 10]), bytes([10, 0, 3, 3]))
-    return head[:10] + struct.pack("!H", _csum(head)) + head[12:]
+    return head[:10] + struct.pack("!H", internet_checksum(head)) + head[12:]
 
 
 UDP = struct.pack("!HHHH", 1234, 5678, 12, 0) + b"data"

@@ -13,20 +13,9 @@ import pytest
 
 from dataplane.compiler.pipeline import compile_file
 from dataplane.testing.stf import run_stf
+from orchestration.targets.bmv2_stf import program_for
 
 HERE = Path(__file__).resolve().parent
-P4SRC = HERE.parents[1] / "p4src"
-
-
-def program_for(stf: Path) -> Path:
-    local = stf.with_suffix(".p4")
-    if local.exists():
-        return local
-    candidates = [p for p in P4SRC.glob("*.p4") if stf.stem.startswith(p.stem)]
-    if not candidates:
-        raise FileNotFoundError(f"no program for {stf.name}")
-    return max(candidates, key=lambda p: len(p.stem))
-
 
 STF_FILES = sorted(HERE.glob("*.stf"))
 
