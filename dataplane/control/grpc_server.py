@@ -4,19 +4,16 @@ The server puts a ``RuntimeService`` (answers) in front of one ``Switch``
 (state) and follows BMv2's PI server (``PI/proto/server/pi_server.cpp``)
 wherever the P4Runtime specification leaves a choice:
 
-- Client arbitration (spec "Client Arbitration"): every StreamChannel must
-  open with a MasterArbitrationUpdate; the stream with the highest election
-  id is the primary. At each change of primary every stream is told the
-  primary's election id, with status OK ("Is primary") or ALREADY_EXISTS
-  ("Is backup"); a stream that joins without changing the primary hears
-  only its own status. An election id already held by another stream ends
-  the new stream with INVALID_ARGUMENT, a 17th stream with
-  RESOURCE_EXHAUSTED (PI's limit of 16), an unknown device id with NOT_FOUND.
-  Roles are not supported (UNIMPLEMENTED).
-- Write and SetForwardingPipelineConfig: with streams open, only the
-  primary's election id may write (PERMISSION_DENIED "Not primary"); with
-  none open, a request without an election id is accepted and one with an
-  election id refused, as PI does for grpc_cli convenience.
+- Client arbitration is ``dataplane.control.arbitration``'s, the rules the
+  in-process service applies too (P4Runtime spec §5, §16.2): each
+  StreamChannel is one controller; a refused MasterArbitrationUpdate ends
+  its stream with the refusal's status (unknown device or role NOT_FOUND, an
+  election id in use INVALID_ARGUMENT, a 17th controller
+  RESOURCE_EXHAUSTED...); notifications go out on the streams they concern.
+  The arbitration outlives pipeline changes and is reset by ``stop``.
+- Write and SetForwardingPipelineConfig: only the primary's election id may
+  write (PERMISSION_DENIED "Not primary" otherwise, also while there is no
+  primary), checked before the pipeline is (FAILED_PRECONDITION).
 - Packet-outs and digest acks are taken from the primary only; a backup's
   (or one sent before arbitration) is ignored, as PI ignores it. PacketIns
   and DigestLists go to the primary's stream only.
@@ -64,10 +61,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from google.rpc import code_pb2
 
 from common.errors import IntbedError
-from dataplane.control.service import P4RuntimeServiceError, RuntimeService
+from dataplane.control.arbitration import Arbitration, Controller
+from dataplane.control.errors import P4RuntimeServiceError
+from dataplane.control.service import RuntimeService
 
 p4r = RuntimeService.protos.p4runtime_pb2
 p4i = RuntimeService.protos.p4info_pb2
@@ -178,20 +176,16 @@ def _no_pipeline() -> P4RuntimeServiceError:
     return _fail("FAILED_PRECONDITION", "No forwarding pipeline config set for this device")
 
 
-def _election(msg: Any) -> tuple[int, int]:
-    return msg.election_id.high, msg.election_id.low
-
-
 _END = object()
 
 
-@dataclasses.dataclass(eq=False, slots=True)
 class _Connection:
-    """One StreamChannel: its election id once arbitrated and its outbox."""
+    """One StreamChannel: its outbox and the controller it is in the arbitration."""
 
-    outbox: queue.SimpleQueue = dataclasses.field(default_factory=queue.SimpleQueue)
-    election_id: tuple[int, int] | None = None
-    closed: bool = False
+    def __init__(self, arbitration: Arbitration) -> None:
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.controller: Controller = arbitration.open(self.outbox.put)
+        self.closed = False
 
 
 @dataclasses.dataclass(slots=True)
@@ -246,8 +240,8 @@ class P4RuntimeServer:
         self._server: grpc.Server | None = None
         self._current: _Pipeline | None = None
         self._saved: _Pipeline | None = None
-        self._connections: list[_Connection] = []
-        self._primary: _Connection | None = None
+        self.arbitration = Arbitration(device_id, max_controllers=MAX_CONNECTIONS)
+        self._streams: set[_Connection] = set()
         self._workdir: tempfile.TemporaryDirectory[str] | None = None
         self._serial = itertools.count(1)
         if program is not None:
@@ -290,10 +284,10 @@ class P4RuntimeServer:
     def stop(self, grace: float | None = 0.5) -> None:
         """End every stream and stop serving."""
         with self.lock:
-            for conn in list(self._connections):
+            for conn in list(self._streams):
                 conn.outbox.put(_END)
-            self._connections.clear()
-            self._primary = None
+            self._streams.clear()
+            self.arbitration.reset()
         if self._server is not None:
             self._server.stop(grace).wait()
             self._server = None
@@ -350,13 +344,13 @@ class P4RuntimeServer:
             p4info = None
         switch = self._switch_factory(program, self.device_id)
         try:
-            service = RuntimeService(switch, p4info, cpu_port=self.cpu_port, inject=self._inject)
+            service = RuntimeService(switch, p4info, cpu_port=self.cpu_port, inject=self._inject,
+                                     arbitration=self.arbitration)
         except IntbedError as exc:
             raise _fail("INVALID_ARGUMENT", f"the P4Info does not fit the program: {exc}") from None
         return _Pipeline(program, switch, service, service.p4info, device_config, cookie)
 
     def _commit(self, pipeline: _Pipeline) -> None:
-        pipeline.service.subscribe(self._publish)
         self._current = pipeline
         if self._on_pipeline is not None:
             self._on_pipeline(pipeline.switch, pipeline.service)
@@ -370,75 +364,12 @@ class P4RuntimeServer:
 
     # ------------------------------------------------------------------ arbitration
 
-    def _check_writer(self, request: Any) -> None:
-        """PI's rule for Write and SetForwardingPipelineConfig (module docstring)."""
-        if not self._connections:
-            if request.HasField("election_id"):
-                raise _fail("PERMISSION_DENIED", "Not primary")
-            return
-        primary = self._primary
-        if primary is None or _election(request) != primary.election_id:
-            raise _fail("PERMISSION_DENIED", "Not primary")
-
-    def _arbitration(self, conn: _Connection) -> Any:
-        reply = p4r.StreamMessageResponse()
-        arb = reply.arbitration
-        arb.device_id = self.device_id
-        primary = self._primary
-        assert primary is not None and primary.election_id is not None
-        arb.election_id.high, arb.election_id.low = primary.election_id
-        if conn is primary:
-            arb.status.code, arb.status.message = code_pb2.OK, "Is primary"
-        else:
-            arb.status.code, arb.status.message = code_pb2.ALREADY_EXISTS, "Is backup"
-        return reply
-
-    def _elect(self) -> bool:
-        """Re-elect; when the primary changed every stream hears the outcome
-        (and True is returned)."""
-        best = max(self._connections, key=lambda c: c.election_id, default=None)
-        changed = best is not self._primary
-        self._primary = best
-        if changed and best is not None:
-            for conn in self._connections:
-                conn.outbox.put(self._arbitration(conn))
-        return changed
-
-    def _arbitrate(self, conn: _Connection, arb: Any) -> None:
-        if arb.device_id != self.device_id:
-            raise _fail("NOT_FOUND", f"unknown device id {arb.device_id}")
-        if arb.role.name or arb.role.id:
-            raise _fail("UNIMPLEMENTED", "roles are not supported")
-        eid = _election(arb)
-        with self.lock:
-            if conn.election_id == eid:
-                conn.outbox.put(self._arbitration(conn))
-                return
-            taken = any(c.election_id == eid for c in self._connections if c is not conn)
-            if taken:
-                raise _fail("INVALID_ARGUMENT", "Election id already exists")
-            if conn.election_id is None:
-                if len(self._connections) >= MAX_CONNECTIONS:
-                    raise _fail("RESOURCE_EXHAUSTED", "Too many connections")
-                self._connections.append(conn)
-            conn.election_id = eid
-            if not self._elect():
-                conn.outbox.put(self._arbitration(conn))
-
     def _drop(self, conn: _Connection) -> None:
+        """The stream ended: its controller leaves the arbitration."""
         with self.lock:
             conn.closed = True
-            if conn in self._connections:
-                self._connections.remove(conn)
-                if conn is self._primary:
-                    self._primary = None
-                    self._elect()
-
-    def _publish(self, message: Any) -> None:
-        """A PacketIn or DigestList from the switch: to the primary's stream."""
-        primary = self._primary
-        if primary is not None:
-            primary.outbox.put(message)
+            self._streams.discard(conn)
+            self.arbitration.close(conn.controller)
 
     # ------------------------------------------------------------------ RPC handlers
 
@@ -485,10 +416,6 @@ class P4RuntimeServer:
 
         return handler
 
-    def _check_device(self, device_id: int) -> None:
-        if device_id != self.device_id:
-            raise _fail("NOT_FOUND", f"unknown device id {device_id}")
-
     def _serving(self) -> _Pipeline:
         if self._current is None:
             raise _no_pipeline()
@@ -496,15 +423,14 @@ class P4RuntimeServer:
 
     def _write(self, request: Any) -> Any:
         with self.lock:
-            self._check_device(request.device_id)
-            self._check_writer(request)
+            self.arbitration.check_write(request)
             return self._serving().service.write(request)
 
     def _read(self, request: Any) -> Iterator[Any]:
         """Replies are built under the lock, before the first is sent, so a
         refusal is the RPC's status rather than a broken stream."""
         with self.lock:
-            self._check_device(request.device_id)
+            self.arbitration.check_read(request)
             return iter(list(self._serving().service.read(request)))
 
     def _capabilities(self, request: Any) -> Any:
@@ -512,7 +438,7 @@ class P4RuntimeServer:
 
     def _get_pipeline_config(self, request: Any) -> Any:
         with self.lock:
-            self._check_device(request.device_id)
+            self.arbitration.check_device(request.device_id)
             current = self._serving()
         response = p4r.GetForwardingPipelineConfigResponse()
         config = response.config
@@ -527,10 +453,7 @@ class P4RuntimeServer:
 
     def _set_pipeline_config(self, request: Any) -> Any:
         with self.lock:
-            self._check_device(request.device_id)
-            self._check_writer(request)
-        if request.role:
-            raise _fail("UNIMPLEMENTED", "roles are not supported")
+            self.arbitration.check_write(request)
         action = request.action
         has_config = request.HasField("config")
         if action == _Action.COMMIT:
@@ -551,7 +474,7 @@ class P4RuntimeServer:
             return self._reconcile(request.config)
         pipeline = self._from_request(request)  # compiles outside the lock
         with self.lock:
-            self._check_writer(request)  # the primary may have changed meanwhile
+            self.arbitration.check_write(request)  # the primary may have changed meanwhile
             if action == _Action.VERIFY_AND_SAVE:
                 self._saved = pipeline
             elif action == _Action.VERIFY_AND_COMMIT:
@@ -578,7 +501,9 @@ class P4RuntimeServer:
 
     def _stream_channel(self, requests: Iterator[Any],
                         context: grpc.ServicerContext) -> Iterator[Any]:
-        conn = _Connection()
+        conn = _Connection(self.arbitration)
+        with self.lock:
+            self._streams.add(conn)
         context.add_callback(lambda: conn.outbox.put(_END))
         reader = threading.Thread(target=self._pump, args=(requests, conn),
                                   name="p4rt-stream", daemon=True)
@@ -614,16 +539,19 @@ class P4RuntimeServer:
             conn.outbox.put(_END)
 
     def _on_stream_request(self, conn: _Connection, request: Any) -> None:
-        kind = request.WhichOneof("update")
-        if kind == "arbitration":
-            self._arbitrate(conn, request.arbitration)
-            return
+        """Arbitration is answered with or without a pipeline; other messages
+        go to the serving pipeline's service, which takes them from the
+        primary only. Replies are queued under the lock, so nothing the
+        switch sends the stream meanwhile overtakes them."""
         with self.lock:
-            if conn is not self._primary or self._current is None:
+            if request.WhichOneof("update") == "arbitration":
+                replies = [self.arbitration.update(conn.controller, request.arbitration)]
+            elif self._current is None:
                 return
-            replies = self._current.service.stream(request)
-        for reply in replies:
-            conn.outbox.put(reply)
+            else:
+                replies = self._current.service.stream_from(conn.controller, request)
+            for reply in replies:
+                conn.outbox.put(reply)
 
 
 def _serialize(message: Any) -> bytes:

@@ -19,9 +19,16 @@ Digests follow PI's ``digest_mgr``: only configured digests are reported,
 list, and with ``ack_timeout_ns > 0`` a sample already in an unacknowledged
 list is suppressed until its list is acknowledged or times out.
 
-Stream messages from the switch (PacketIn, DigestList) go to callbacks
-registered with ``subscribe``; the target calls ``packet_in`` (or ``deliver``)
-for frames leaving on the CPU port and ``poll_digests`` after packets.
+Client arbitration (primary and backups, who may write, who does packet
+I/O) is ``dataplane.control.arbitration``'s, shared with the gRPC server.
+In process, a ``Session`` is one controller's StreamChannel: its ``stream``
+sends stream messages, ``subscribe`` receives what the switch sends that
+controller (arbitration notifications; PacketIn and DigestList when it is
+the primary). The service object is itself one such session (``stream``,
+``subscribe``), enough for a single controller; every further controller
+needs a ``session()`` of its own, as it would open its own stream over
+gRPC. The target calls ``packet_in`` (or ``deliver``) for frames leaving on
+the CPU port and ``poll_digests`` after packets.
 """
 
 from __future__ import annotations
@@ -31,11 +38,13 @@ import importlib.metadata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from google.protobuf import any_pb2
-from google.rpc import code_pb2, status_pb2
+from google.rpc import code_pb2
 
 from common.errors import RuntimeConfigError
 from dataplane.compiler.p4info import build_p4info, p4runtime_protos
+from dataplane.control.arbitration import Arbitration, Controller
+from dataplane.control.errors import P4RuntimeServiceError
+from dataplane.control.errors import fail as _fail
 from dataplane.runtime.tables import (
     Entry,
     Exact,
@@ -66,39 +75,6 @@ MIN_CLONE_SESSION, MAX_CLONE_SESSION = 1, 32768
 MAX_MULTICAST_GROUP = 0xFFFF
 MAX_RID = 0xFFFF
 DEFAULT_API_VERSION = "1.4.1"
-
-
-class P4RuntimeServiceError(RuntimeConfigError):
-    """A request the service refuses, with its gRPC canonical code name.
-
-    ``details`` holds one ``p4.v1.Error`` per update of a failed Write batch.
-    ``grpc_code`` and ``status_bytes()`` (a serialized ``google.rpc.Status``,
-    as gRPC sends in ``grpc-status-details-bin``) are what transports carry.
-    """
-
-    def __init__(self, code: str, message: str, details: Sequence[Any] = ()) -> None:
-        super().__init__(message)
-        self.code = code
-        self.grpc_code = code_pb2.Code.Value(code)
-        self.details = list(details)
-
-    def __str__(self) -> str:
-        return f"error: {self.code}: {self.message}"
-
-    def status(self) -> status_pb2.Status:
-        status = status_pb2.Status(code=self.grpc_code, message=self.message)
-        for error in self.details:
-            packed = any_pb2.Any()
-            packed.Pack(error)
-            status.details.append(packed)
-        return status
-
-    def status_bytes(self) -> bytes:
-        return self.status().SerializeToString()
-
-
-def _fail(code: str, message: str) -> P4RuntimeServiceError:
-    return P4RuntimeServiceError(code, message)
 
 
 # --------------------------------------------------------------------------- bytestrings
@@ -229,6 +205,8 @@ class RuntimeService:
     ``inject(port, frame)`` feeds a packet-out into the target (default:
     ``process`` at once, other ports' output appended to ``emitted``).
     ``clock_ns`` stamps digest lists (default: the switch clock, in ns).
+    ``arbitration`` holds the device's controllers (default: a fresh one;
+    the gRPC server passes its own, which outlives pipeline changes).
     """
 
     protos = _PB
@@ -241,9 +219,12 @@ class RuntimeService:
         cpu_port: int | None = None,
         inject: Callable[[int, bytes], None] | None = None,
         clock_ns: Callable[[], int] | None = None,
+        arbitration: Arbitration | None = None,
     ) -> None:
         self.switch = switch
         self.device_id = switch.device_id
+        self.arbitration = arbitration or Arbitration(self.device_id)
+        self._default: Session | None = None
         if p4info is None:
             p4info = _p4info_for(switch.program)
         elif not isinstance(p4info, p4i.P4Info):
@@ -253,8 +234,6 @@ class RuntimeService:
         self.emitted: list[tuple[int, bytes]] = []
         self._inject = inject or self._inject_now
         self._clock_ns = clock_ns or (lambda: int(switch.now()) * 1000)
-        self._subscribers: list[Callable[[Any], None]] = []
-        self._primary: tuple[int, int] | None = None
         self._entry_extra: dict[tuple[int, int], tuple[int, bytes]] = {}
         self._mc: dict[int, list[tuple[int, int]]] = {}
         self._mc_nodes: dict[int, list[int]] = {}
@@ -375,7 +354,7 @@ class RuntimeService:
 
     def get_pipeline_config(self, request: Any = None) -> Any:
         if request is not None:
-            self._check_device(request.device_id)
+            self.arbitration.check_device(request.device_id)
         response = p4r.GetForwardingPipelineConfigResponse()
         kind = request.response_type if request is not None else 0
         Req = p4r.GetForwardingPipelineConfigRequest
@@ -386,9 +365,14 @@ class RuntimeService:
 
     def write(self, request: Any) -> Any:
         """Apply a WriteRequest; raises ``P4RuntimeServiceError`` (UNKNOWN with
-        one ``p4.v1.Error`` per update) when any update fails."""
-        self._check_device(request.device_id)
-        self._check_primary(request)
+        one ``p4.v1.Error`` per update) when any update fails. Only the primary
+        may write; the arbitration lock keeps the primary from changing while
+        a write is under way."""
+        with self.arbitration.lock:
+            self.arbitration.check_write(request)
+            return self._write(request)
+
+    def _write(self, request: Any) -> Any:
         if request.atomicity != p4r.WriteRequest.CONTINUE_ON_ERROR:
             raise _fail("UNIMPLEMENTED", "only CONTINUE_ON_ERROR atomicity is supported")
         results = []
@@ -413,18 +397,40 @@ class RuntimeService:
     def read(self, request: Any) -> Iterator[Any]:
         """All matching entities in one ReadResponse (built before returning, so
         errors are raised by the call, not by iteration)."""
-        self._check_device(request.device_id)
+        self.arbitration.check_read(request)
         response = p4r.ReadResponse()
         for entity in request.entities:
             self._read(entity, response.entities)
         return iter([response])
 
     def stream(self, request: Any) -> list[Any]:
-        """One StreamChannel message; returns the replies it causes at once
-        (arbitration answer, StreamError for a refused packet-out)."""
+        """One message on the service's own stream (see ``session``)."""
+        return self._session().stream(request)
+
+    def subscribe(self, callback: Callable[[Any], None]) -> Callable[[], None]:
+        """Receive what the switch sends the service's own stream; returns the
+        function that unsubscribes."""
+        return self._session().subscribe(callback)
+
+    def session(self) -> Session:
+        """A new in-process StreamChannel: one more controller."""
+        return Session(self)
+
+    def _session(self) -> Session:
+        if self._default is None:
+            self._default = Session(self)
+        return self._default
+
+    def stream_from(self, controller: Controller, request: Any) -> list[Any]:
+        """One StreamChannel message from ``controller``; returns the replies it
+        causes at once (its arbitration notification, a StreamError for a
+        refused packet-out). A refused arbitration raises: the stream ends.
+        Packet-outs and digest acks count only from the primary."""
         kind = request.WhichOneof("update")
         if kind == "arbitration":
-            return [self._arbitrate(request.arbitration)]
+            return [self.arbitration.update(controller, request.arbitration)]
+        if not self.arbitration.is_primary(controller):
+            return []
         if kind == "packet":
             try:
                 self._packet_out(request.packet)
@@ -442,17 +448,6 @@ class RuntimeService:
         reply.error.canonical_code = code_pb2.UNIMPLEMENTED
         reply.error.message = f"stream message {kind} is not supported"
         return [reply]
-
-    def subscribe(self, callback: Callable[[Any], None]) -> Callable[[], None]:
-        """Deliver every StreamMessageResponse the switch produces (PacketIn,
-        DigestList) to ``callback``; returns the function that unsubscribes."""
-        self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._subscribers:
-                self._subscribers.remove(callback)
-
-        return unsubscribe
 
     # ------------------------------------------------------------- target side
 
@@ -479,8 +474,9 @@ class RuntimeService:
 
     def packet_in(self, frame: bytes) -> None:
         """A frame the switch sent to the CPU port, as a PacketIn to subscribers.
-        A frame shorter than the ``packet_in`` header is dropped (PI)."""
-        if not self._subscribers:
+        A frame shorter than the ``packet_in`` header is dropped (PI), as is
+        every frame while there is no primary to receive it."""
+        if self.arbitration.primary is None:
             return
         reply = p4r.StreamMessageResponse()
         packet = reply.packet
@@ -508,7 +504,7 @@ class RuntimeService:
         samples = self.switch.digests
         if samples:
             by_index = self._digest_by_index
-            live = bool(self._subscribers)
+            live = self.arbitration.primary is not None
             for sample in samples:
                 dig = by_index.get(sample.digest_id)
                 if live and dig is not None and dig.config is not None:
@@ -518,43 +514,8 @@ class RuntimeService:
             if dig.pending and now - dig.first_ns >= dig.config.max_timeout_ns:
                 self._send_digest(dig, now)
 
-    # ------------------------------------------------------------------- checks
-
-    def _check_device(self, device_id: int) -> None:
-        if device_id != self.device_id:
-            raise _fail("NOT_FOUND", f"unknown device id {device_id}")
-
-    def _check_primary(self, request: Any) -> None:
-        """Only the primary client may write, once an arbitration took place
-        (P4Runtime spec, "Client Arbitration"); roles are not supported."""
-        if self._primary is None:
-            return
-        eid = (request.election_id.high, request.election_id.low)
-        if eid != self._primary:
-            raise _fail("PERMISSION_DENIED", "the writer is not the primary client")
-
-    def _arbitrate(self, arb: Any) -> Any:
-        reply = p4r.StreamMessageResponse()
-        out = reply.arbitration
-        out.device_id = arb.device_id
-        if arb.device_id != self.device_id:
-            out.status.code = code_pb2.NOT_FOUND
-            out.status.message = f"unknown device id {arb.device_id}"
-            return reply
-        eid = (arb.election_id.high, arb.election_id.low)
-        if self._primary is None or eid >= self._primary:
-            self._primary = eid
-            out.status.code = code_pb2.OK
-            out.status.message = "Is primary"
-        else:
-            out.status.code = code_pb2.ALREADY_EXISTS
-            out.status.message = "Is backup"
-        out.election_id.high, out.election_id.low = self._primary
-        return reply
-
     def _publish(self, message: Any) -> None:
-        for callback in list(self._subscribers):
-            callback(message)
+        self.arbitration.publish(message)
 
     # ------------------------------------------------------------------- writes
 
@@ -1225,6 +1186,66 @@ class RuntimeService:
             msg = out.add().digest_entry
             msg.digest_id = dig.id
             msg.config.CopyFrom(dig.config)
+
+
+class Session:
+    """One controller's StreamChannel to a service in this process.
+
+    It offers what ``InProcessTransport`` calls (``write``, ``read``,
+    ``stream``, ``subscribe``, ``get_pipeline_config``, ``capabilities``):
+    unary calls go straight to the service, which identifies the sender by
+    the election id in the request, as over gRPC; stream messages are this
+    session's, and ``subscribe`` gets what the switch sends to it. A refused
+    arbitration ends the stream (the error is raised, the controller has
+    left); the session's next message opens a new stream, as a client
+    reconnecting would. ``close`` ends the stream for good.
+    """
+
+    protos = _PB
+
+    def __init__(self, service: RuntimeService) -> None:
+        self.service = service
+        self.controller = service.arbitration.open(self._deliver)
+        self._subscribers: list[Callable[[Any], None]] = []
+        self.closed = False
+
+    def write(self, request: Any) -> Any:
+        return self.service.write(request)
+
+    def read(self, request: Any) -> Iterator[Any]:
+        return self.service.read(request)
+
+    def get_pipeline_config(self, request: Any = None) -> Any:
+        return self.service.get_pipeline_config(request)
+
+    def capabilities(self, request: Any = None) -> Any:
+        return self.service.capabilities(request)
+
+    def stream(self, request: Any) -> list[Any]:
+        """Send one message on this stream; returns the replies it causes at once."""
+        if self.closed:
+            raise _fail("CANCELLED", "the session is closed")
+        return self.service.stream_from(self.controller, request)
+
+    def subscribe(self, callback: Callable[[Any], None]) -> Callable[[], None]:
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def close(self) -> None:
+        """End the stream: the controller leaves (a primary leaving is announced)."""
+        if not self.closed:
+            self.closed = True
+            self.service.arbitration.close(self.controller)
+            self._subscribers.clear()
+
+    def _deliver(self, message: Any) -> None:
+        for callback in list(self._subscribers):
+            callback(message)
 
 
 def _number_const_entries(tm: _Table) -> None:

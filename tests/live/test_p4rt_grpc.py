@@ -230,10 +230,20 @@ def test_backup_cannot_write_and_primary_changes_are_announced(rig):
     wait_for(lambda: not primary.is_primary)
     assert code_of(route, primary, "10.0.9.0/24") == "PERMISSION_DENIED"
     route(newcomer, "10.0.9.0/24")
-    # The primary leaves: the highest remaining stream is promoted and told so.
+    # The primary leaves: everyone hears there is no primary, and nobody is
+    # promoted (P4Runtime 1.1 and later) until an id as high as (1, 0) comes.
+    notices: list[object] = []
+    primary.transport.subscribe(notices.append)
     newcomer.transport.close()
-    wait_for(lambda: primary.is_primary)
-    assert not backup.is_primary
+    wait_for(lambda: notices)
+    (notice,) = notices
+    assert notice.arbitration.status.code == 5  # NOT_FOUND: no primary
+    assert (notice.arbitration.election_id.high, notice.arbitration.election_id.low) == (1, 0)
+    assert not primary.is_primary and not backup.is_primary
+    assert code_of(route, primary, "10.0.10.0/24") == "PERMISSION_DENIED"
+    primary.election_id = (1, 1)
+    assert primary.arbitrate()  # its own notice is the reply, not a stream message
+    assert len(notices) == 1
     route(primary, "10.0.10.0/24")
     assert len(primary.read_table_entries(LPM)) == 2
 
@@ -245,14 +255,18 @@ def test_duplicate_election_id_ends_the_new_stream(rig):
     assert info.value.code == "INVALID_ARGUMENT"
 
 
-def test_without_any_stream_only_requests_without_election_id_write(rig):
+def test_without_a_primary_nobody_writes(rig):
+    """The spec's rule, not PI's grpc_cli shortcut: with no primary a write is
+    refused with or without an election id."""
     transport = rig.transport()
     client = P4RuntimeClient(transport, arbitrate=False)
     assert code_of(route, client, "10.0.1.0/24") == "PERMISSION_DENIED"
     request = pb.WriteRequest(device_id=0)  # no election id at all (grpc_cli style)
     request.updates.append(lpm_update(client, pb.Update.INSERT, b"\x0a\x00\x01\x00", 24))
-    transport.write(request)
-    assert len(client.read_table_entries(LPM)) == 1
+    with pytest.raises(RpcError) as info:
+        transport.write(request)
+    assert info.value.code == 7  # PERMISSION_DENIED
+    assert client.read_table_entries(LPM) == []
 
 
 def test_capabilities_report_the_installed_p4runtime_version(rig):
@@ -422,7 +436,9 @@ def test_verify_and_save_then_commit(empty_rig):
 
 def test_without_a_pipeline_requests_fail_as_in_bmv2(empty_rig):
     transport = empty_rig.transport()
+    assert transport.arbitrate().status.code == 0  # the primary's write gets past arbitration
     write = pb.WriteRequest(device_id=0)
+    write.election_id.low = 1
     read = pb.ReadRequest(device_id=0)
     read.entities.add().table_entry.SetInParent()
     for call, request in ((transport.write, write), (transport.read, read)):

@@ -263,17 +263,22 @@ def test_batch_sends_one_write_request(l3):
 
 
 def test_unknown_device_is_not_found(l3, make):
+    """Arbitrating for an unknown device ends that stream; unary calls for it
+    are NOT_FOUND too. The primary's own session is not disturbed."""
     from controller.p4rt import InProcessTransport, P4RuntimeClient
 
-    other = P4RuntimeClient(InProcessTransport(l3.service), l3.service.p4info, device_id=7)
-    assert other.is_primary is False
+    transport = InProcessTransport(l3.service.session())
+    expect_error("NOT_FOUND", P4RuntimeClient, transport, l3.service.p4info, device_id=7)
+    other = P4RuntimeClient(transport, l3.service.p4info, device_id=7, arbitrate=False)
     expect_error("NOT_FOUND", route, other, "10.0.1.0/24", NH1, 1)
+    assert l3.client.is_primary
+    route(l3.client, "10.0.1.0/24", NH1, 1)
 
 
 def test_only_the_primary_client_writes(l3):
     from controller.p4rt import InProcessTransport, P4RuntimeClient
 
-    backup = P4RuntimeClient(InProcessTransport(l3.service), l3.service.p4info,
+    backup = P4RuntimeClient(InProcessTransport(l3.service.session()), l3.service.p4info,
                              election_id=(0, 0))
     assert l3.client.is_primary and not backup.is_primary
     expect_error("PERMISSION_DENIED", route, backup, "10.0.1.0/24", NH1, 1)
