@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # and for the live targets redis-server, mininet (mnexec), iproute2, tcpdump.
 APT_PACKAGES := python3-venv python3-dev cpp redis-server mininet iproute2 tcpdump
 
-.PHONY: install test lint bench run-experiment test-bmv2
+.PHONY: install test lint layers bench run-experiment test-bmv2
 
 install:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
@@ -30,6 +30,10 @@ test:
 
 lint:
 	$(BIN)/ruff check .
+
+# Each package imports only the layers below it (tests/test_layers.py).
+layers:
+	$(BIN)/python -m tests.test_layers
 
 bench:
 	$(BIN)/intbed bench engine

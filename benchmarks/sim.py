@@ -20,8 +20,11 @@ from typing import Any
 from common.seeds import derive_seed
 
 
-def _traffic(net: Any, senders: list[str], rate_bps: float, size: int, duration_s: float,
-             seed: int) -> list[Any]:
+def random_server_traffic(net: Any, senders: list[str], rate_bps: float, size: int,
+                          duration_s: float, seed: int) -> list[Any]:
+    """A recorder on every host and, from each of ``senders``, ``rate_bps`` of
+    ``size``-byte packets to random servers: the paper's workload, public
+    because tests check the sim's determinism with it."""
     from orchestration.apps.traffic import play, record
     from traffic.schedules import flows_to_random_servers
     from traffic.sender import Sender
@@ -43,7 +46,7 @@ def bench_fabric(duration_s: float = 10.0, seed: int = 0) -> dict[str, Any]:
     topo = build_topology("intlabel-fabric")
     net = build(topo, "l3_forward", seed=seed)
     hosts = list(topo.hosts)
-    receivers = _traffic(net, [hosts[0], hosts[-1]], 5e6, 1000, duration_s, seed)
+    receivers = random_server_traffic(net, [hosts[0], hosts[-1]], 5e6, 1000, duration_s, seed)
     t0 = time.perf_counter()
     net.run(duration_s + 0.1)
     wall = time.perf_counter() - t0
@@ -66,7 +69,7 @@ def bench_fat_tree(k: int = 8, rate_pps: float = 100.0, duration_s: float = 1.0,
     topo = build_topology("fat-tree", k=k)
     net = build(topo, "l3_forward", seed=seed)
     size = 1000
-    _traffic(net, list(topo.hosts), rate_pps * size * 8, size, duration_s, seed)
+    random_server_traffic(net, list(topo.hosts), rate_pps * size * 8, size, duration_s, seed)
     t0 = time.perf_counter()
     net.run(duration_s + 0.1)
     wall = time.perf_counter() - t0

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from benchmarks.sim import _traffic
+from benchmarks.sim import random_server_traffic
 from intbed.cli import cli
 from orchestration.apps.ping import PAYLOAD, all_pairs, expected_rtt_us
 from orchestration.sim import build
@@ -39,7 +39,7 @@ def received_log(seed: int) -> bytes:
     topo = build_topology("intlabel-fabric")
     net = build(topo, "l3_forward", seed=seed)
     hosts = list(topo.hosts)
-    receivers = _traffic(net, [hosts[0], hosts[-1]], 2e6, 500, 0.2, seed)
+    receivers = random_server_traffic(net, [hosts[0], hosts[-1]], 2e6, 500, 0.2, seed)
     net.run(0.3)
     return b"".join(rx.log_bytes() for rx in receivers)
 
