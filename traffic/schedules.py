@@ -4,8 +4,9 @@ A ``Schedule`` is a precomputed, time-ordered list of send events held as
 flat numpy arrays, so it can be iterated again and again, merged with other
 schedules and handed to the simulator cheaply. Every random choice comes
 from a ``numpy.random.Generator`` seeded by the caller (a run derives one
-seed per stream, see ``common.seeds``); nothing global is touched, so
-the same seed gives the same events bit for bit.
+seed per stream, and a schedule numbered children of it, see
+``common.seeds``); nothing global is touched, so the same seed gives the
+same events bit for bit.
 
 Times are integer microseconds; an event's ``size`` is its Ethernet frame
 length in bytes (what a link serializes), and its ``dest`` is whatever the
@@ -22,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from common.seeds import child_seed
 from traffic.errors import TrafficError
 from traffic.packets import FlowSpec, HostAddr, header_len
 
@@ -121,13 +123,6 @@ def merge(*schedules: Schedule) -> Schedule:
         np.concatenate([s.sizes for s in schedules])[order],
         tuple(dests),
     )
-
-
-def child_seed(seed: Seed, index: int) -> np.random.SeedSequence:
-    """Independent stream ``index`` of ``seed``; unlike ``SeedSequence.spawn``
-    it does not change ``seed``, so the same call gives the same stream."""
-    base = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return np.random.SeedSequence(base.entropy, spawn_key=(*base.spawn_key, index))
 
 
 def _exact(value: float | int | Fraction, what: str) -> Fraction:
