@@ -353,10 +353,10 @@ def test_other_control_commands() -> None:
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("add nope idx:1 drop()", "no table 'nope' (known: egress.t2, ingress.t)"),
+        ("add nope idx:1 drop()", "no table named 'nope' (known: egress.t2, ingress.t)"),
         (
             "add t idx:1 egress.drop()",
-            "no action of table ingress.t: 'egress.drop' (known: NoAction, ingress.drop, "
+            "no action named 'egress.drop' in table ingress.t (known: NoAction, ingress.drop, "
             "ingress.fwd)",
         ),
         ("setdefault t fwd()", "action ingress.fwd needs parameter(s) port"),

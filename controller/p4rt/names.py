@@ -1,15 +1,18 @@
 """Names to P4Info objects and back.
 
 Control-plane objects are found by their fully qualified name or their alias
-(``MyIngress.ipv4_lpm`` or ``ipv4_lpm``), as p4runtime-shell does; match
+(``MyIngress.ipv4_lpm`` or ``ipv4_lpm``), as p4runtime-shell does, and match
 fields by full name or a unique dotted suffix (``hdr.ipv4.dstAddr`` or
-``dstAddr``); action parameters and controller metadata by name.
+``dstAddr``): both by ``common.names.lookup``, whose rule is this one (a
+P4Info alias is the shortest unique dotted suffix). Action parameters and
+controller metadata go by name.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from common.names import NameLookupError, lookup
 from controller.p4rt.errors import UnknownNameError
 
 KINDS = (
@@ -35,6 +38,7 @@ class P4InfoIndex:
     def __init__(self, p4info: Any) -> None:
         self.p4info = p4info
         self._names: dict[str, dict[str, Any]] = {}
+        self._full: dict[str, list[str]] = {}
         self._ids: dict[int, Any] = {}
         for kind in KINDS:
             table: dict[str, Any] = {}
@@ -42,16 +46,19 @@ class P4InfoIndex:
                 pre = obj.preamble
                 table[pre.name] = obj
                 self._ids[pre.id] = obj
+            self._full[kind] = list(table)
             for obj in getattr(p4info, kind):
                 table.setdefault(obj.preamble.alias, obj)
             self._names[kind] = table
 
     def get(self, kind: str, name: str) -> Any:
-        found = self._names[kind].get(name)
+        found = self._names[kind].get(name)  # full names and aliases: the common case
         if found is None:
-            found = self._names[kind].get(name.lstrip("."))
-        if found is None:
-            raise UnknownNameError(f"no {_singular(kind)} named '{name}' in the P4Info")
+            try:
+                full = lookup(name, self._full[kind], _singular(kind), "in the P4Info")
+                found = self._names[kind][full]
+            except NameLookupError as exc:
+                raise UnknownNameError(exc.message) from None
         return found
 
     def by_id(self, ident: int) -> Any:
@@ -68,17 +75,11 @@ class P4InfoIndex:
 
     @staticmethod
     def match_field(table: Any, name: str) -> Any:
-        exact = [f for f in table.match_fields if f.name == name]
-        if exact:
-            return exact[0]
-        tail = [f for f in table.match_fields if f.name.endswith("." + name)]
-        if len(tail) == 1:
-            return tail[0]
-        known = ", ".join(f.name for f in table.match_fields) or "none"
-        what = "ambiguous" if tail else "unknown"
-        raise UnknownNameError(
-            f"{what} match field '{name}' in table {table.preamble.name} (fields: {known})"
-        )
+        fields = {f.name: f for f in table.match_fields}
+        try:
+            return fields[lookup(name, fields, "match field", f"in table {table.preamble.name}")]
+        except NameLookupError as exc:
+            raise UnknownNameError(exc.message) from None
 
     @staticmethod
     def param(action: Any, name: str) -> Any:

@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from common.errors import RuntimeConfigError
+from common.names import NameLookupError, lookup
 from dataplane.compiler.codegen.generator import CLONE, CLONE_FL, CUR, PAYLOAD, RECIRC, RESUB, TRUNC
 from dataplane.compiler.frontend.types import slots
 from dataplane.compiler.pipeline import CompiledProgram
@@ -437,17 +438,11 @@ class Switch:
 
 
 def _resolve(name: str, names: list[str], what: str) -> str:
-    if name in names:
-        return name
-    stripped = name.lstrip(".")
-    if stripped in names:
-        return stripped
-    matches = [n for n in names if n.endswith("." + stripped)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise RuntimeConfigError(f"unknown {what} '{name}' (known: {', '.join(names) or 'none'})")
-    raise RuntimeConfigError(f"ambiguous {what} '{name}': {', '.join(matches)}")
+    """``common.names.lookup`` as a control-plane error."""
+    try:
+        return lookup(name, names, what)
+    except NameLookupError as exc:
+        raise RuntimeConfigError(exc.message) from None
 
 
 def _adapt(m: Any, kind: str, width: int) -> Any:

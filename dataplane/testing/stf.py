@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from common.errors import IntbedError, Loc, StfError
+from common.names import NameLookupError, lookup
 from dataplane.runtime.tables import Exact, Lpm, MatchSpec, Ternary
 
 if TYPE_CHECKING:
@@ -536,22 +537,17 @@ def apply_command(switch: Switch, schema: ProgramSchema, cmd: StfCommand) -> Non
         raise StfError(exc.message, cmd.loc) from exc
 
 
-def _pick(name: str, candidates: Iterable[str], what: str, loc: Loc) -> str:
-    """Exact name, else the one candidate ending in ``.name`` (bmv2stf's suffix rule)."""
-    names = list(candidates)
-    if name in names:
-        return name
-    hits = [c for c in names if c.endswith("." + name)]
-    if len(hits) == 1:
-        return hits[0]
-    if hits:
-        raise StfError(f"{what} name '{name}' is ambiguous: {', '.join(sorted(hits))}", loc)
-    known = ", ".join(sorted(names)) or "none"
-    raise StfError(f"no {what} '{name}' (known: {known})", loc)
+def pick_name(name: str, candidates: Iterable[str], what: str, loc: Loc, where: str = "") -> str:
+    """``common.names.lookup`` (exact name, else the one candidate ending in
+    ``.name``), its error located at the STF line."""
+    try:
+        return lookup(name, candidates, what, where)
+    except NameLookupError as exc:
+        raise StfError(exc.message, loc) from None
 
 
 def _find_table(schema: ProgramSchema, name: str, loc: Loc) -> TableInfo:
-    full = _pick(name, (t.name for t in schema.tables), "table", loc)
+    full = pick_name(name, (t.name for t in schema.tables), "table", loc)
     return next(t for t in schema.tables if t.name == full)
 
 
@@ -565,13 +561,14 @@ def _find_field(table: TableInfo, name: str, loc: Loc) -> MatchFieldInfo:
         hits = [n for n in by_name if n.endswith("." + spelling)]
         if spelling in by_name or len(hits) == 1:
             return by_name.get(spelling) or by_name[hits[0]]
-    return by_name[_pick(name, by_name, f"key field of table {table.name}:", loc)]
+    return by_name[pick_name(name, by_name, "key field", loc, f"in table {table.name}")]
 
 
 def _find_action(
     schema: ProgramSchema, table: TableInfo, name: str, args: Sequence[tuple[str, int]], loc: Loc
 ) -> str:
-    full = _pick(name, (r.action for r in table.action_refs), f"action of table {table.name}:", loc)
+    full = pick_name(name, (r.action for r in table.action_refs), "action", loc,
+                     f"in table {table.name}")
     info = next((a for a in schema.actions if a.name == full), None)
     if info is not None:
         params = {p.name for p in info.params}

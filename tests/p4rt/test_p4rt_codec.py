@@ -61,7 +61,8 @@ def test_names_resolve_by_full_name_alias_and_field_suffix():
     assert names.by_id(7).preamble.name == "ingress.ipv4_lpm"
     assert names.match_field(t, "vrf").id == 3
     assert names.match_field(t, "ipv4.dstAddr").id == 1
-    with pytest.raises(P4RuntimeError, match="ambiguous match field 'dstAddr'"):
+    with pytest.raises(P4RuntimeError, match="match field name 'dstAddr' in table "
+                       "ingress.ipv4_lpm is ambiguous: hdr.inner.dstAddr, hdr.ipv4.dstAddr"):
         names.match_field(t, "dstAddr")
     with pytest.raises(P4RuntimeError, match="no table named 'nope'"):
         names.table("nope")
