@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import errno
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -31,6 +30,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from common.errors import IntbedError
+from common.procs import stop_process
 
 INSTALL_HINT = "install the Debian package redis-server (make install does it as root)"
 DEFAULT_HZ = 100
@@ -161,13 +161,8 @@ class RedisServer:
         """SIGTERM, wait, SIGKILL if it does not exit; then remove the files."""
         proc, self.proc = self.proc, None
         _running.discard(self)
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        if proc is not None:
+            stop_process(proc, STOP_TIMEOUT_S)
         self._cleanup()
 
     def __enter__(self) -> RedisServer:

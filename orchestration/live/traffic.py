@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import subprocess
 import sys
 import threading
 import time
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common.errors import IntbedError
+from common.procs import stop_processes
 from orchestration.live.network import HostProcess, LiveNetwork
 from traffic.live import SendStats, read_receiver, read_sent_log, write_schedule
 from traffic.receiver import Receiver
@@ -167,23 +167,18 @@ class LiveTraffic:
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop senders still running (they log what they sent) and tell the
-        receivers to write their logs; waits for all of them."""
-        for r in self._roles:
-            if r.proc is None or r.proc.popen.poll() is not None:
-                continue
-            if r.role == "recv":
+        receivers to write their logs; waits for all of them.
+
+        Receivers get ``stop`` on stdin, then every process SIGTERM (which
+        ends a receiver the same way); ``timeout`` is one grace period for
+        all of them before SIGKILL."""
+        started = [(r, r.proc) for r in self._roles if r.proc is not None]
+        for r, proc in started:
+            if r.role == "recv" and proc.popen.poll() is None:
                 self._say(r, "stop")
-            else:
-                r.proc.popen.terminate()
-        deadline = time.monotonic() + timeout
-        for r in self._roles:
-            if r.proc is None:
-                continue
-            try:
-                r.proc.popen.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass  # stop() kills it
-            r.proc.stop()
+        stop_processes([proc.popen for _, proc in started], timeout)
+        for r, proc in started:
+            proc.stop()  # reaped already: this closes its pipes and files
             r.done = True
 
     # ------------------------------------------------------------------ logs

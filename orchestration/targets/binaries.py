@@ -29,7 +29,6 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from common.errors import IntbedError
+from common.procs import stop_process
 from orchestration.targets.p4c import default_cache_dir
 
 __all__ = [
@@ -462,16 +462,10 @@ class SwitchProcess:
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int:
         """End the process and reap it; its exit status (-15 after SIGTERM)."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        status = stop_process(self.popen, timeout)
         if not self._console.closed:
             self._console.close()
-        return self.popen.returncode
+        return status
 
     def __enter__(self) -> SwitchProcess:
         return self
