@@ -28,6 +28,9 @@ Differences from bmv2stf, each making a run more deterministic:
 * A ternary or range table entry without an STF priority gets priority 1
   (``9999`` on the CLI) instead of none, which the CLI would refuse.
 * Decimal ternary values mean the whole value, as in ``dataplane.testing.stf``.
+* Table and action names resolve as on intbed's engine (``common.names``:
+  the exact name, else the one name ending in ``.NAME``), so an STF file
+  names the same objects on both; bmv2stf also takes a plain text suffix.
 
 BMv2's file reader takes a packet from every input that is still open
 before it forwards any, so with ``packet`` lines on two or more ports a
@@ -51,7 +54,6 @@ import queue
 import re
 import shutil
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -63,6 +65,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from common.errors import IntbedError, Loc, StfError
+from common.pcap import LINKTYPE_ETHERNET, file_header, iter_pcap, record_bytes
+from common.procs import stop_process
 from dataplane.testing.stf import (
     Expect,
     McGroupCreate,
@@ -78,6 +82,7 @@ from dataplane.testing.stf import (
     Wait,
     compare_outputs,
     parse_stf,
+    pick_name,
 )
 from orchestration.targets.binaries import cli_errors, wait_tcp
 from p4src import DIR as P4SRC_DIR
@@ -112,47 +117,28 @@ DEFAULT_PRIORITY = 1
 RUN_TIMEOUT = 60.0
 QUIET = 0.3  # s without log or output growth that counts as "settled"
 SETTLE_MAX = 5.0
+SWITCH_STOP_S = 10.0  # SIGTERM to SIGKILL
 
-# libpcap's file format (pcap-savefile(5)): microsecond magic, version 2.4.
-_PCAP_MAGICS = {b"\xd4\xc3\xb2\xa1": ("<", 1000), b"\xa1\xb2\xc3\xd4": (">", 1000),
-                b"\x4d\x3c\xb2\xa1": ("<", 1), b"\xa1\xb2\x3c\x4d": (">", 1)}
-_PCAP_HEADER = struct.Struct("<IHHiIII")
-_PCAP_RECORD = struct.Struct("<IIII")
+# Input files as bmv2stf writes them: Ethernet, snaplen 65535.
 PCAP_SNAPLEN = 65535
-LINKTYPE_ETHERNET = 1
 
 
 # --------------------------------------------------------------------------- pcap files
 
 
 def pcap_header() -> bytes:
-    return _PCAP_HEADER.pack(0xA1B2C3D4, 2, 4, 0, 0, PCAP_SNAPLEN, LINKTYPE_ETHERNET)
+    return file_header(LINKTYPE_ETHERNET, PCAP_SNAPLEN)
 
 
 def pcap_record(data: bytes, seq: int) -> bytes:
     """One record stamped ``seq`` microseconds: the order BMv2's reader keeps."""
-    return _PCAP_RECORD.pack(seq // 1_000_000, seq % 1_000_000, len(data), len(data)) + data
+    return record_bytes(data, seq * 1000)
 
 
 def read_pcap_frames(path: str | Path) -> list[bytes]:
-    """The frames of a libpcap file of any byte order and link type (BMv2
-    writes its outputs with link type 0); a file cut short ends the list."""
-    data = Path(path).read_bytes()
-    if len(data) < _PCAP_HEADER.size:
-        return []
-    order, _ = _PCAP_MAGICS.get(data[:4], (None, 0))
-    if order is None:
-        raise IntbedError(f"{path}: not a pcap file")
-    record = struct.Struct(order + "IIII")
-    frames, pos = [], _PCAP_HEADER.size
-    while pos + record.size <= len(data):
-        _, _, incl, _ = record.unpack_from(data, pos)
-        pos += record.size
-        if pos + incl > len(data):
-            break
-        frames.append(data[pos:pos + incl])
-        pos += incl
-    return frames
+    """The frames of a pcap file BMv2 wrote (link type 0); a file cut short
+    ends the list, as a switch stopped mid-write leaves it."""
+    return [frame for _, frame in iter_pcap(path, truncated_ok=True)]
 
 
 # --------------------------------------------------------------------------- p4c's JSON
@@ -230,28 +216,15 @@ def _key(k: Mapping[str, Any], headers: Mapping[str, str],
 # --------------------------------------------------------------------------- STF -> CLI
 
 
-def _pick(name: str, names: Sequence[str], what: str, loc: Loc) -> str:
-    """Exact name, else the one ending in ``.name``, else in ``name`` (bmv2stf's rule)."""
-    if name in names:
-        return name
-    for hits in ([n for n in names if n.endswith("." + name)],
-                 [n for n in names if n.endswith(name)]):
-        if len(hits) == 1:
-            return hits[0]
-        if hits:
-            raise StfError(f"{what} name '{name}' is ambiguous: {', '.join(sorted(hits))}", loc)
-    raise StfError(f"no {what} '{name}' in the BMv2 JSON (known: "
-                   f"{', '.join(sorted(names)) or 'none'})", loc)
-
-
 def _table(program: Bmv2Program, name: str, loc: Loc) -> Bmv2Table:
-    full = _pick(name, [t.name for t in program.tables], "table", loc)
+    full = pick_name(name, [t.name for t in program.tables], "table", loc)
     return next(t for t in program.tables if t.name == full)
 
 
 def _action(table: Bmv2Table, name: str, args: Sequence[tuple[str, int]],
             loc: Loc) -> tuple[Bmv2Action, list[str]]:
-    full = _pick(name, [a.name for a in table.actions], f"action of table {table.name}:", loc)
+    full = pick_name(name, [a.name for a in table.actions], "action", loc,
+                     f"in table {table.name}")
     action = next(a for a in table.actions if a.name == full)
     given = dict(args)
     unknown = [a for a in given if a not in {p for p, _ in action.params}]
@@ -462,11 +435,7 @@ class _Cli:
             self.proc.stdin.close()  # type: ignore[union-attr]
         except BrokenPipeError:
             pass
-        try:
-            self.proc.wait(self.timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc, self.timeout, sig=None)  # EOF on stdin ends the CLI
 
 
 def _free_port() -> int:
@@ -645,14 +614,7 @@ class _Runner:
             self.cli.proc.wait()
         status = None
         if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
-            status = self.proc.returncode
+            status = stop_process(self.proc, SWITCH_STOP_S)
         for writer in self.writers.values():
             writer.items.put(None)
             writer.join(5)

@@ -9,15 +9,15 @@ events the fakes record (``fakebin/_fakelib.py``).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from common.paths import child_env
+
 HERE = Path(__file__).resolve().parent
 FAKEBIN = HERE / "fakebin"
-REPO_ROOT = HERE.parents[1]
 FAKES = {"p4c": "p4c", "simple_switch": "simple_switch",
          "simple_switch_grpc": "simple_switch_grpc", "simple_switch_CLI": "simple_switch_CLI"}
 
@@ -59,8 +59,7 @@ def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeTools:
     monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
     monkeypatch.setenv("FAKE_EVENTS", str(tools.events_path))
     monkeypatch.setenv("FAKE_P4C_JSON", str(HERE / "fwd.json"))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    monkeypatch.setenv("PYTHONPATH", child_env()["PYTHONPATH"])  # the fakes import common
     for var in ("FAKE_P4C_STDERR", "FAKE_P4C_VERSION", "FAKE_P4C_P4INFO", "FAKE_SWITCH_EXIT",
                 "FAKE_THRIFT_ERROR", "FAKE_SWITCH_MANGLE", "FAKE_PROG"):
         monkeypatch.delenv(var, raising=False)

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from common.errors import IntbedError, StfError
+from common.paths import PACKAGE_ROOT
 from dataplane.testing.stf import parse_stf_text
 from intbed.cli import cli
 from orchestration.targets.bmv2_stf import (
@@ -36,7 +37,6 @@ from orchestration.targets.bmv2_stf import (
 )
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 FWD, FWD_STF = HERE / "fwd.p4", HERE / "fwd.stf"
 FAST = {"quiet": 0.1, "settle_max": 2.0}
 FRAME = bytes.fromhex("000000000002000000000001080001")
@@ -121,7 +121,7 @@ def test_translation(stf: str, cli_line: str | None) -> None:
 
 
 @pytest.mark.parametrize(("stf", "message"), [
-    ("add nothing NoAction()", "t.stf:1: error: no table 'nothing' in the BMv2 JSON (known: "
+    ("add nothing NoAction()", "t.stf:1: error: no table named 'nothing' (known: "
      "egress.t_tern, ingress.t_lpm, ingress.t_range, ingress.t_tern)"),
     ("add t_tern NoAction()", "t.stf:1: error: table name 't_tern' is ambiguous: "
      "egress.t_tern, ingress.t_tern"),
@@ -131,8 +131,8 @@ def test_translation(stf: str, cli_line: str | None) -> None:
      "t.stf:1: error: action ingress.set needs parameter(s) mac"),
     ("add t_lpm hdr.h.b:1 ingress.set(port:1, mac:2, vlan:3)",
      "t.stf:1: error: action ingress.set has no parameter 'vlan'"),
-    ("add t_lpm hdr.h.b:1 drop()", "t.stf:1: error: no action of table ingress.t_lpm: 'drop' "
-     "in the BMv2 JSON (known: NoAction, ingress.set)"),
+    ("add t_lpm hdr.h.b:1 drop()", "t.stf:1: error: no action named 'drop' in table "
+     "ingress.t_lpm (known: NoAction, ingress.set)"),
     ("add t_lpm hdr.h.b:1&&&3 NoAction()",
      "t.stf:1: error: key hdr.h.b (lpm): 'V&&&MASK' is for ternary keys"),
     ("add t_range hdr.h.c:1/8 other.set()",
@@ -316,8 +316,8 @@ def test_compare_reports_an_engine_that_cannot_run(fake_tools, tmp_path: Path,
 
 
 def test_find_cases(tmp_path: Path) -> None:
-    cases = find_cases([REPO / "tests" / "p4"])
-    pairs = {stf.name: p4.relative_to(REPO).as_posix() for p4, stf in cases}
+    cases = find_cases([PACKAGE_ROOT / "tests" / "p4"])
+    pairs = {stf.name: p4.relative_to(PACKAGE_ROOT).as_posix() for p4, stf in cases}
     assert pairs["clone.stf"] == "tests/p4/clone.p4"
     assert pairs["int_label_pro.stf"] == "p4src/int_label.p4"
     assert pairs["hula_tor.stf"] == "p4src/hula.p4"
@@ -381,7 +381,7 @@ REAL = available()
 STF_FILES = [
     pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=bmv2_skip_reason(p)))
     if bmv2_skip_reason(p) else p
-    for p in sorted((REPO / "tests" / "p4").glob("*.stf"))]
+    for p in sorted((PACKAGE_ROOT / "tests" / "p4").glob("*.stf"))]
 
 
 @pytest.mark.skipif(REAL is not None, reason=str(REAL))

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import time
 
-PCAP_HEADER = struct.Struct("<IHHiIII")
-PCAP_RECORD = struct.Struct("<IIII")
+from common.pcap import LINKTYPE_NULL, file_header, record_bytes
 
 
 def record(prog: str, event: str, **data: object) -> None:
@@ -35,12 +33,11 @@ def option(argv: list[str], name: str, default: str | None = None) -> str | None
 
 def out_pcap_header() -> bytes:
     """BMv2 writes outputs through pcap_open_dead(0, 0): link type 0, snaplen 0."""
-    return PCAP_HEADER.pack(0xA1B2C3D4, 2, 4, 0, 0, 0, 0)
+    return file_header(LINKTYPE_NULL, 0)
 
 
 def out_pcap_record(data: bytes) -> bytes:
-    us = time.time_ns() // 1000
-    return PCAP_RECORD.pack(us // 1_000_000, us % 1_000_000, len(data), len(data)) + data
+    return record_bytes(data, time.time_ns())
 
 
 def serve_lines(conn, handle) -> None:

@@ -23,14 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _fakelib import (  # noqa: E402
-    PCAP_HEADER,
-    PCAP_RECORD,
     option,
     out_pcap_header,
     out_pcap_record,
     record,
     serve_lines,
 )
+
+from common.pcap import PcapReader  # noqa: E402 - on PYTHONPATH, set by tests/targets
 
 
 class Switch:
@@ -76,23 +76,15 @@ class Switch:
                 f.flush()
 
 
-def read_record(f) -> tuple[int, bytes] | None:
-    head = f.read(PCAP_RECORD.size)
-    if len(head) < PCAP_RECORD.size:
-        return None
-    sec, usec, incl, _ = PCAP_RECORD.unpack(head)
-    return sec * 1_000_000 + usec, f.read(incl)
-
-
-def reader(switch: Switch, inputs: dict[int, object]) -> None:
-    pending = {port: read_record(f) for port, f in inputs.items()}
+def reader(switch: Switch, inputs: dict[int, PcapReader]) -> None:
+    pending = {port: next(r, None) for port, r in inputs.items()}
     while True:
         live = {p: r for p, r in pending.items() if r is not None}
         if not live:
             return
         port = min(live, key=lambda p: (live[p][0], p))
         switch.process(port, live[port][1])
-        pending[port] = read_record(inputs[port])
+        pending[port] = next(inputs[port], None)
 
 
 def main(argv: list[str]) -> int:
@@ -107,8 +99,7 @@ def main(argv: list[str]) -> int:
     inputs = {}
     for port, name in ifaces:
         f = open(f"{name}_in.pcap", "rb")  # noqa: SIM115 - blocks on a FIFO until written
-        f.read(PCAP_HEADER.size)
-        inputs[port] = f
+        inputs[port] = PcapReader(f, f.name, truncated_ok=True)  # reads the header
         out = open(f"{name}_out.pcap", "wb")  # noqa: SIM115
         out.write(out_pcap_header())
         out.flush()
