@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,9 @@ from benchmarks.engine import (
     ipv4_udp_packet,
     l3_routes,
 )
+from common.paths import child_env
+from common.procs import stop_process
+from common.rawsock import open_raw_socket
 from controller.p4rt.protos import protos
 from dataplane.testing.netns import (
     VethHost,
@@ -49,7 +51,6 @@ from dataplane.testing.netns import (
     veth_hosts,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 TABLE, KEY, ACTION = "MyIngress.ipv4_lpm", "hdr.ipv4.dstAddr", "MyIngress.ipv4_forward"
 DST_NET = 0xC0A80200  # 192.168.2.0/24 behind port 2 (outside the 10/8 benchmark routes)
 BATCH = 100  # updates per Write in the batched figure
@@ -67,13 +68,10 @@ class SwitchProcess:
         self._dir = tempfile.TemporaryDirectory(prefix="intbed-switch-")
         self.stdout_path = Path(self._dir.name) / "stdout"
         self.stderr_path = Path(self._dir.name) / "stderr"
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT),
-                                                          env.get("PYTHONPATH")]))
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "dataplane.targets.softswitch.main", *args],
-                stdout=out, stderr=err, env=env, cwd=REPO_ROOT)
+                stdout=out, stderr=err, env=child_env())
         self.address = ""
         deadline = time.monotonic() + timeout
         while not self.address:
@@ -101,15 +99,7 @@ class SwitchProcess:
 
     def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM, then wait; SIGKILL if it has not exited after ``timeout`` s."""
-        proc = self.proc
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        return proc.returncode
+        return stop_process(self.proc, timeout)
 
     def close(self) -> int:
         code = self.stop()
@@ -225,12 +215,10 @@ def _frames(count: int = FRAMES, seed: int = 0) -> list[bytes]:
 
 
 def _sender(ns: str, iface: str, frames_file: Path, seconds: float) -> subprocess.Popen[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     return subprocess.Popen(
         ["ip", "netns", "exec", ns, sys.executable, "-m", "benchmarks.switch", "send", iface,
          str(frames_file), str(seconds)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO_ROOT)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
 
 
 def measure_pps(sw: LiveSwitch, seconds: float) -> dict[str, Any]:
@@ -293,11 +281,8 @@ def run_switch_benchmarks(seconds: float = 5.0) -> dict[str, Any]:
 
 def _send(iface: str, frames_file: Path, seconds: float) -> dict[str, Any]:
     """Blast the frames of ``frames_file`` out of ``iface`` for ``seconds``."""
-    import socket
-
     frames = [bytes.fromhex(h) for h in json.loads(Path(frames_file).read_text())]
-    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
-    sock.bind((iface, 0))
+    sock = open_raw_socket(iface, receive=False)
     send = sock.send
     sent = errors = 0
     start = time.perf_counter()

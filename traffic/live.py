@@ -48,17 +48,13 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from common.rawsock import RawSocketError, open_raw_socket
 from traffic.errors import TrafficError
 from traffic.packets import FlowKey, FlowSpec
 from traffic.receiver import Receiver
 from traffic.schedules import Schedule
 from traffic.sender import Sender, SentLog
 
-# <linux/if_ether.h>, <linux/if_packet.h>
-ETH_P_ALL = 0x0003
-SOL_PACKET = 263
-PACKET_IGNORE_OUTGOING = 23
-SO_RCVBUFFORCE = 33  # <asm-generic/socket.h>
 SCHEDULE_VERSION = 1
 MAX_FRAME = 65536
 RECV_BUFFER = 8 << 20  # bytes: rides out a burst while the receiver is descheduled
@@ -205,19 +201,13 @@ def pace(send: Callable[[bytes], object], times_us: Sequence[int], frames: Seque
     return handled, stats
 
 
-def packet_socket(iface: str) -> socket.socket:
-    """A raw socket on ``iface`` for every EtherType, outgoing frames hidden."""
-    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+def packet_socket(iface: str, rcvbuf: int | None = None) -> socket.socket:
+    """A blocking raw socket on ``iface`` for every EtherType, outgoing
+    frames hidden where the kernel can (``receive`` skips the rest)."""
     try:
-        sock.bind((iface, ETH_P_ALL))
-        try:
-            sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
-        except OSError:  # Linux < 4.20: the receiver filters by packet type
-            pass
-    except OSError as exc:
-        sock.close()
-        raise TrafficError(f"interface '{iface}': {exc.strerror or exc}") from None
-    return sock
+        return open_raw_socket(iface, rcvbuf=rcvbuf)
+    except RawSocketError as exc:
+        raise TrafficError(exc.message) from None
 
 
 def _read_line(fd: int) -> str:
@@ -320,11 +310,7 @@ def receive(sock: socket.socket, rx: Receiver, start_ns: int, control: TextIO | 
 def run_receiver(args: argparse.Namespace, stdin: TextIO = sys.stdin,
                  stdout: TextIO = sys.stdout) -> int:
     stop = _StopFlag()
-    sock = packet_socket(args.iface)
-    try:  # SO_RCVBUFFORCE passes the rmem_max cap (root)
-        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECV_BUFFER)
-    except OSError:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECV_BUFFER)
+    sock = packet_socket(args.iface, RECV_BUFFER)
     sinks = _udp_sinks(args.udp_sink)
     rx = Receiver(args.name or args.iface)
     try:

@@ -10,7 +10,7 @@ leaves nothing behind.
 - ``snapshot``: namespaces, interfaces and processes, before and after;
 - ``program``: P4 sources with their includes inlined, for device configs;
 - ``options``: ``LiveOptions`` (results, Redis, pcaps) and run directories;
-- ``netutil``: namespaces by pid, packet sockets, offloads off.
+- ``netutil``: offloads off on an interface of a namespace given by pid.
 
 Mininet is imported only when a network is built.
 """

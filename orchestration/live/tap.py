@@ -2,8 +2,8 @@
 
 The collector app runs in the orchestrator, but the collector's interfaces
 (one per switch report port) live in the collector host's namespace: the
-sockets are opened there (``netutil.packet_socket``) and read here with
-one epoll loop. Frames come in batches, everything the sockets hold at a
+sockets are opened there (``common.rawsock.open_raw_socket``) and read here
+with one epoll loop. Frames come in batches, everything the sockets hold at a
 wake-up (up to ``BATCH`` per socket), as ``(frame, t_ns, index)``: ``t_ns``
 is the kernel's receive time (``SO_TIMESTAMPNS``) moved onto the monotonic
 clock, so a handler that falls behind still sees when each frame arrived;
@@ -21,11 +21,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from orchestration.live.netutil import packet_socket
+from common.rawsock import open_raw_socket
 
 log = logging.getLogger(__name__)
 MAX_FRAME = 65536
 BATCH = 64  # frames taken from one socket before the others get a turn
+RCVBUF = 8 << 20  # bytes: rides out a burst while the handler is busy
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # <asm-generic/socket.h>
 _TIMESPEC = struct.Struct("qq")
 _ANC = socket.CMSG_SPACE(_TIMESPEC.size)
@@ -52,7 +53,7 @@ class FrameTap:
     def start(self) -> None:
         try:
             for iface in self.ifaces:
-                sock = packet_socket(iface, self.pid)
+                sock = open_raw_socket(iface, self.pid, rcvbuf=RCVBUF, blocking=False)
                 sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 self._socks.append(sock)
         except OSError:

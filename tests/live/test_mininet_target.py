@@ -27,14 +27,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from common.checksum import internet_checksum
 from common.errors import IntbedError
+from common.paths import PACKAGE_ROOT
+from common.pcap import file_header, record_bytes
+from common.rawsock import in_namespace, open_raw_socket
 from dataplane.compiler.frontend.preprocess import flatten_includes as flatten
-from orchestration.live.netutil import in_namespace_of, packet_socket
 from orchestration.live.network import LiveNetwork, live_available, read_counters
 from orchestration.live.pcap import iter_pcap
 from orchestration.live.snapshot import leftovers, snapshot
 from orchestration.live.traffic import LiveTraffic
 from orchestration.live.watchdog import SwitchWatchdog
+from p4src import program_path
 from topologies.generators import build_topology
 from traffic.live import (
     build_frames,
@@ -48,8 +52,7 @@ from traffic.packets import Endpoint
 from traffic.receiver import Receiver
 from traffic.schedules import flows_to_random_servers
 
-REPO = Path(__file__).resolve().parents[2]
-L3 = REPO / "p4src" / "l3_forward.p4"
+L3 = program_path("l3_forward")
 
 # --------------------------------------------------------------------------- no privileges
 
@@ -113,10 +116,9 @@ def test_sent_and_received_logs_read_back(tmp_path: Path) -> None:
 
 
 def test_pcap_reader_stops_at_a_cut_record(tmp_path: Path) -> None:
-    header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)
-    rec = struct.pack("<IIII", 5, 7, 3, 3) + b"abc"
-    cut = struct.pack("<IIII", 6, 0, 10, 10) + b"only"
-    (tmp_path / "x_out.pcap").write_bytes(header + rec + cut)
+    rec = record_bytes(b"abc", 5_000_007_000)
+    cut = record_bytes(b"only a part", 6_000_000_000)[:-7]
+    (tmp_path / "x_out.pcap").write_bytes(file_header() + rec + cut)
     assert list(iter_pcap(tmp_path / "x_out.pcap")) == [(5_000_007_000, b"abc")]
     assert list(iter_pcap(tmp_path / "missing.pcap")) == []
 
@@ -146,8 +148,8 @@ def test_flattened_int_label_compiles_to_the_same_p4info(tmp_path: Path) -> None
     from dataplane.compiler.pipeline import compile_file
 
     flat = tmp_path / "int_label.p4"
-    flat.write_text(flatten(REPO / "p4src" / "int_label.p4"))
-    original = compile_file(REPO / "p4src" / "int_label.p4")
+    flat.write_text(flatten(program_path("int_label")))
+    original = compile_file(program_path("int_label"))
     assert to_text(build_p4info(compile_file(flat).schema)) == \
         to_text(build_p4info(original.schema))
 
@@ -219,13 +221,6 @@ def clean(tmp_path: Path) -> Iterator[None]:
     assert left == [], left
 
 
-def _csum(header: bytes) -> int:
-    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def routed(frame: bytes, src_mac: bytes) -> bytes:
     """l3_forward's output on the last hop of a two-switch line: TTL - 2,
     the checksum anew, the last switch's MAC as source (destination: the
@@ -233,7 +228,7 @@ def routed(frame: bytes, src_mac: bytes) -> bytes:
     ip = bytearray(frame[14:34])
     ip[8] -= 2
     ip[10:12] = b"\0\0"
-    ip[10:12] = struct.pack("!H", _csum(bytes(ip)))
+    ip[10:12] = struct.pack("!H", internet_checksum(bytes(ip)))
     return frame[:6] + src_mac + frame[12:14] + bytes(ip) + frame[34:]
 
 
@@ -257,7 +252,7 @@ def test_line_network_forwards_kernel_and_raw_traffic(clean: None, tmp_path: Pat
         # The kernel's own UDP, both ways: ARP is static, checksums are complete.
         socks = {}
         for name in ("h1", "h2"):
-            with in_namespace_of(net.host_pid(name)):
+            with in_namespace(net.host_pid(name)):
                 socks[name] = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             socks[name].bind(("0.0.0.0", 5000))
             socks[name].settimeout(3)
@@ -267,15 +262,14 @@ def test_line_network_forwards_kernel_and_raw_traffic(clean: None, tmp_path: Pat
         assert socks["h1"].recvfrom(100) == (b"to h1", (h2.ip, 5000))
 
         # A raw frame arrives routed, byte for byte.
-        tx = packet_socket("h1-eth0", net.host_pid("h1"))
-        rx = packet_socket("h2-eth0", net.host_pid("h2"))
-        rx.setblocking(True)
+        tx = open_raw_socket("h1-eth0", net.host_pid("h1"), receive=False)
+        rx = open_raw_socket("h2-eth0", net.host_pid("h2"))
         rx.settimeout(3)
         payload = b"intbed-raw"
         udp = struct.pack("!HHHH", 1234, 5000, 8 + len(payload), 0) + payload
         ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 7, 0, 64, 17, 0,
                          socket.inet_aton(h1.ip), socket.inet_aton(h2.ip))
-        ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
+        ip = ip[:10] + struct.pack("!H", internet_checksum(ip)) + ip[12:]
         frame = bytes.fromhex(h2.mac.replace(":", "")) + bytes.fromhex(
             h1.mac.replace(":", "")) + b"\x08\x00" + ip + udp
         tx.send(frame)
@@ -348,7 +342,7 @@ finally:
 @live
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_tears_the_network_down(clean: None, tmp_path: Path, sig: int) -> None:
-    script = SIGNAL_SCRIPT.format(repo=str(REPO), prog=str(L3), run=str(tmp_path))
+    script = SIGNAL_SCRIPT.format(repo=str(PACKAGE_ROOT), prog=str(L3), run=str(tmp_path))
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -23,9 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from common.checksum import internet_checksum
+from common.paths import PACKAGE_ROOT
+from common.pcap import LINKTYPE_ETHERNET, PcapWriter, read_pcap
+from common.rawsock import PACKET_IGNORE_OUTGOING, SOL_PACKET, open_raw_socket
 from dataplane.targets.softswitch.cli import SwitchConfigError, SwitchOptions, parse_args
 from dataplane.targets.softswitch.main import main
-from dataplane.targets.softswitch.ports import PcapWriter, read_pcap
+from dataplane.targets.softswitch.ports import PCAP_SNAPLEN
 from dataplane.targets.softswitch.tm import EgressQueue, TrafficManager
 from dataplane.testing.netns import (
     VethHost,
@@ -35,26 +39,25 @@ from dataplane.testing.netns import (
     ns_socket,
     veth_hosts,
 )
+from p4src import program_path
 
-REPO = Path(__file__).resolve().parents[2]
-L3 = REPO / "p4src" / "l3_forward.p4"
-PACKET_IO = REPO / "tests" / "p4rt" / "packet_io.p4"
+L3 = program_path("l3_forward")
+PACKET_IO = PACKAGE_ROOT / "tests" / "p4rt" / "packet_io.p4"
 ROUTER_MAC = bytes.fromhex("02000000aaaa")  # what hosts send to; l3_forward makes it the source
-SOL_PACKET, PACKET_IGNORE_OUTGOING = 263, 23
 
 # --------------------------------------------------------------------------- command line
 
 
-def test_simple_switch_grpc_command_line() -> None:
+def test_simple_switch_grpc_command_line(tmp_path: Path) -> None:
     opts = parse_args([
-        "-i", "1@veth1", "--interface", "2@veth2", "--device-id", "7", "--pcap", str(REPO),
+        "-i", "1@veth1", "--interface", "2@veth2", "--device-id", "7", "--pcap", str(tmp_path),
         "--log-console", "--log-file", "/tmp/sw.log", "-L", "debug", "--thrift-port", "9090",
         str(L3), "--", "--grpc-server-addr", "127.0.0.1:50051", "--cpu-port", "255",
     ])
     assert opts.program == L3
     assert opts.interfaces == {1: "veth1", 2: "veth2"}
     assert (opts.device_id, opts.cpu_port, opts.grpc_addr) == (7, 255, "127.0.0.1:50051")
-    assert opts.pcap_dir == REPO and opts.log_console and opts.log_level == "debug"
+    assert opts.pcap_dir == tmp_path and opts.log_console and opts.log_level == "debug"
     assert opts.log_file == Path("/tmp/sw.log") and opts.thrift_port == 9090
 
 
@@ -163,16 +166,17 @@ def test_traffic_manager_makes_queues_with_port_settings() -> None:
 # --------------------------------------------------------------------------- pcap
 
 
-def test_pcap_writer_writes_libpcap_microsecond_ethernet(tmp_path: Path) -> None:
-    w = PcapWriter(tmp_path / "x.pcap")
+def test_port_pcaps_are_libpcap_microsecond_ethernet(tmp_path: Path) -> None:
+    """BMv2's format: what ``SwitchPort`` asks of ``common.pcap``."""
+    w = PcapWriter(tmp_path / "x.pcap", LINKTYPE_ETHERNET, PCAP_SNAPLEN)
     w.write(b"\x01\x02\x03", 1_700_000_000_123_456_789)
     w.write(b"\xff" * 60, 1_700_000_001_000_000_000)
     w.close()
     data = (tmp_path / "x.pcap").read_bytes()
     assert data[:24].hex() == "d4c3b2a1" "0200" "0400" "00000000" "00000000" "00000400" "01000000"
     assert data[24:40] == struct.pack("<IIII", 1_700_000_000, 123_456, 3, 3)
-    assert read_pcap(tmp_path / "x.pcap") == [(1_700_000_000_123_456, b"\x01\x02\x03"),
-                                             (1_700_000_001_000_000, b"\xff" * 60)]
+    assert read_pcap(tmp_path / "x.pcap") == [(1_700_000_000_123_456_000, b"\x01\x02\x03"),
+                                             (1_700_000_001_000_000_000, b"\xff" * 60)]
 
 
 # --------------------------------------------------------------------------- live rig
@@ -181,26 +185,18 @@ _SKIP = can_create_namespaces()
 live = pytest.mark.skipif(_SKIP is not None, reason=f"live switch tests: {_SKIP}")
 
 
-def _csum(header: bytes) -> int:
-    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def ipv4_frame(dst_mac: bytes, src_mac: bytes, src: str, dst: str, ttl: int,
                payload: bytes = b"intbed") -> bytes:
     """Ethernet + IPv4 (valid checksum) + UDP 1234 -> 5678 + payload."""
     udp = struct.pack("!HHHH", 1234, 5678, 8 + len(payload), 0) + payload
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0x1234, 0, ttl, 17, 0,
                      socket.inet_aton(src), socket.inet_aton(dst))
-    ip = ip[:10] + struct.pack("!H", _csum(ip)) + ip[12:]
+    ip = ip[:10] + struct.pack("!H", internet_checksum(ip)) + ip[12:]
     return dst_mac + src_mac + b"\x08\x00" + ip + udp
 
 
 def host_socket(host: VethHost) -> socket.socket:
-    sock = ns_socket(host.ns, host.iface)
-    sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+    sock = ns_socket(host.ns, host.iface)  # frames it sends hidden from it
     sock.settimeout(2.0)
     return sock
 
@@ -285,7 +281,7 @@ def routed(frame: bytes, next_hop: bytes) -> bytes:
     ip = bytearray(frame[14:34])
     ip[8] -= 1
     ip[10:12] = b"\0\0"
-    ip[10:12] = struct.pack("!H", _csum(bytes(ip)))
+    ip[10:12] = struct.pack("!H", internet_checksum(bytes(ip)))
     return next_hop + frame[:6] + frame[12:14] + bytes(ip) + frame[34:]
 
 
@@ -542,8 +538,7 @@ def test_in_process_switch_ignores_frames_others_send_out_of_its_ports(hosts) ->
         got = [f for _, f in receive(s2, 10)]
         assert got == [routed(f, h2.mac) for f in frames]
         # Leaves by the switch's port-2 interface, towards h2, without the switch.
-        bystander = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
-        bystander.bind((h2.switch_iface, 0))
+        bystander = open_raw_socket(h2.switch_iface, receive=False)
         passing = ipv4_frame(ROUTER_MAC, h2.mac, "10.0.2.7", "10.0.1.5", 64, b"not for you")
         bystander.send(passing)
         bystander.close()
