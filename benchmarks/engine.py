@@ -7,7 +7,6 @@ Packets are built before the clock starts; only ``Switch.process`` is timed.
 from __future__ import annotations
 
 import json
-import os
 import random
 import struct
 import subprocess
@@ -19,7 +18,9 @@ from typing import Any
 
 import psutil
 
+from common.checksum import internet_checksum
 from common.errors import IntbedError
+from common.paths import child_env, shared_dir
 from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Lpm
@@ -31,9 +32,9 @@ from dataplane.testing.stf import (
     parse_stf,
     run_stf,
 )
+from p4src import program_path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-L3_PROGRAM = REPO_ROOT / "p4src" / "l3_forward.p4"
+L3_PROGRAM = program_path("l3_forward")
 L3_TABLE = "MyIngress.ipv4_lpm"
 L3_KEY = "hdr.ipv4.dstAddr"
 L3_ACTION = "MyIngress.ipv4_forward"
@@ -50,8 +51,8 @@ _HOST_IP = 0x0A000001  # 10.0.0.1
 
 
 def default_samples_dir() -> Path:
-    """``../shared/p4-conformance/samples`` beside the repository root."""
-    return REPO_ROOT.parent / "shared" / "p4-conformance" / "samples"
+    """``../shared/p4-conformance/samples`` beside the checkout."""
+    return shared_dir() / "p4-conformance" / "samples"
 
 
 # --- l3_forward -----------------------------------------------------------------------------
@@ -68,18 +69,10 @@ def ipv4_udp_packet(dst: int, size: int, ident: int = 0) -> bytes:
     """An Ethernet/IPv4/UDP frame of ``size`` bytes with a valid header checksum."""
     ip_len = size - _ETH.size
     header = _IPV4.pack(0x45, 0, ip_len, ident & 0xFFFF, 0, 64, 17, 0, _HOST_IP, dst)
-    header = header[:10] + struct.pack("!H", _ones_complement_sum(header)) + header[12:]
+    header = header[:10] + struct.pack("!H", internet_checksum(header)) + header[12:]
     udp = _UDP.pack(1024, 4789, ip_len - _IPV4.size, 0)
     payload = bytes(ip_len - _IPV4.size - _UDP.size)
     return _ETH.pack(_ROUTER_MAC, _HOST_MAC, 0x0800) + header + udp + payload
-
-
-def _ones_complement_sum(data: bytes) -> int:
-    """RFC 1071 Internet checksum of an even-length header."""
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
 
 
 def l3_packets(routes: Sequence[tuple[int, int, int]], count: int, seed: int = 0) -> list[bytes]:
@@ -178,11 +171,9 @@ def bench_memory(switches: int = SWITCHES, routes: int = ROUTES) -> dict[str, An
     """Resident memory of one fresh process holding ``switches`` l3_forward
     Switches with ``routes`` routes each (measured in a subprocess so nothing
     else this process loaded is counted)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.engine", "memory", str(switches), str(routes)],
-        capture_output=True, text=True, env=env, cwd=REPO_ROOT, check=False,
+        capture_output=True, text=True, env=child_env(), check=False,
     )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]

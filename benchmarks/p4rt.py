@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-PROGRAM = REPO_ROOT / "p4src" / "l3_forward.p4"
+from p4src import program_path
+
+PROGRAM = program_path("l3_forward")
 TABLE, ACTION = "ecmp_nhop", "ipv4_forward"
 KEYS = ("meta.ecmp_group", "meta.ecmp_select")
 TABLE_SIZE = 4096

@@ -14,9 +14,9 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
+from common.paths import child_env
 from common.seeds import derive_seed
 
 
@@ -86,9 +86,8 @@ def bench_fat_tree(k: int = 8, rate_pps: float = 100.0, duration_s: float = 1.0,
 def run_sim_benchmarks(duration_s: float = 10.0, k: int = 8) -> dict[str, Any]:
     fabric = bench_fabric(duration_s)
     # Peak memory is per process: measure the fat-tree in a fresh one.
-    root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-m", "benchmarks.sim", "fat-tree", str(k)],
-                         capture_output=True, text=True, check=True, cwd=root)
+                         capture_output=True, text=True, check=True, env=child_env())
     return {"fabric": fabric, "fat_tree": json.loads(out.stdout)}
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from common.errors import P4SemanticError
+from common.paths import shared_dir
 from dataplane.compiler.p4info import (
     PREFIX_ACTION,
     PREFIX_CONTROLLER_HEADER,
@@ -39,7 +40,7 @@ from dataplane.compiler.schema import (
     ValueSetInfo,
 )
 
-SAMPLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "p4-conformance" / "samples"
+SAMPLES = shared_dir() / "p4-conformance" / "samples"
 needs_samples = pytest.mark.skipif(
     not SAMPLES.is_dir(), reason="p4c's samples are not checked out beside the repository"
 )

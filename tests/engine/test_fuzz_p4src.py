@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from dataplane.compiler.pipeline import compile_file
 from dataplane.runtime.switch import Switch
+from p4src import programs
 
-P4SRC = Path(__file__).resolve().parents[2] / "p4src"
-PROGRAMS = sorted(P4SRC.glob("*.p4"))
+PROGRAMS = programs()
 
 
 def test_p4src_has_programs() -> None:

@@ -9,11 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from common.errors import Loc, P4SyntaxError, P4UnsupportedError
+from common.paths import PACKAGE_ROOT, shared_dir
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.parser import parse_file, parse_text
 from dataplane.compiler.frontend.preprocess import builtin_include_dir, preprocess
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "p4-conformance" / "samples"
+SAMPLES = shared_dir() / "p4-conformance" / "samples"
 SAMPLE_FILES = sorted(SAMPLES.glob("*.p4")) if SAMPLES.is_dir() else []
 
 
@@ -155,7 +156,7 @@ def test_preprocess_uses_defines_include_dirs_and_keeps_markers(tmp_path: Path) 
 
 
 def test_builtin_include_dir_holds_core_and_v1model() -> None:
-    assert builtin_include_dir() == Path(__file__).resolve().parents[2] / (
+    assert builtin_include_dir() == PACKAGE_ROOT / (
         "dataplane/compiler/frontend/p4include"
     )
     assert (builtin_include_dir() / "core.p4").is_file()

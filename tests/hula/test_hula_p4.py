@@ -5,7 +5,6 @@ and the best-hop registers."""
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,9 @@ from controller.hula import parse_probe, probe_frame
 from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Lpm
+from p4src import program_path
 
-PROGRAM = Path(__file__).resolve().parents[2] / "p4src" / "hula.p4"
+PROGRAM = program_path("hula")
 WINDOW_US = 1 << 10  # UTIL_WINDOW_SHIFT = 10
 SW_MAC, HOST_MAC = "02:00:00:00:00:08", "00:00:00:00:00:01"
 

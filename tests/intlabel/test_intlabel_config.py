@@ -4,11 +4,11 @@ P4Runtime; then one packet over two switches, its report parsed and stored."""
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 import pytest
 
 from common.errors import IntbedError
+from common.paths import PACKAGE_ROOT
 from controller.intlabel import (
     Collector,
     CollectorEndpoint,
@@ -158,5 +158,5 @@ def test_controller_needs_no_data_plane() -> None:
     code = ("import sys, controller.intlabel; "
             "print(sorted(m for m in sys.modules if m.startswith('dataplane')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=str(Path(__file__).resolve().parents[2]))
+                         check=True, cwd=str(PACKAGE_ROOT))
     assert out.stdout.strip() == "[]"

@@ -11,20 +11,20 @@ import importlib.metadata
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
+from common.paths import PACKAGE_ROOT
 from controller.p4rt import DigestList, P4RuntimeClient, P4RuntimeError, PacketIn, RpcError, protos
 from controller.p4rt.grpc_transport import GrpcTransport, device_config
 from dataplane.compiler.p4info import build_p4info
 from dataplane.compiler.pipeline import compile_file
 from dataplane.control.grpc_server import P4RuntimeServer, decode_device_config
+from p4src import program_path
 
 pb = protos().p4runtime_pb2
-REPO = Path(__file__).resolve().parents[2]
-L3 = REPO / "p4src" / "l3_forward.p4"
-PACKET_IO = REPO / "tests" / "p4rt" / "packet_io.p4"
+L3 = program_path("l3_forward")
+PACKET_IO = PACKAGE_ROOT / "tests" / "p4rt" / "packet_io.p4"
 CPU = 64
 LPM, DST, FWD = "ipv4_lpm", "hdr.ipv4.dstAddr", "ipv4_forward"
 NH1, NH2 = "00:00:00:00:01:01", "00:00:00:00:02:02"

@@ -25,13 +25,13 @@ from pathlib import Path
 
 import pytest
 
+from common.paths import PACKAGE_ROOT
 from dataplane.compiler.p4info import build_p4info, to_text
 from dataplane.compiler.pipeline import compile_file
 from dataplane.control.grpc_server import P4RuntimeServer, api_version, encode_device_config
 
-REPO = Path(__file__).resolve().parents[2]
 PROGRAM = Path(__file__).resolve().parent / "shell_counter.p4"
-VENV = REPO / ".venv-p4rt-shell"
+VENV = PACKAGE_ROOT / ".venv-p4rt-shell"
 # The release whose pins (protobuf<3.21, p4runtime==1.4.1) this test was written against.
 SHELL_REQUIREMENT = "p4runtime-shell==0.0.6"
 PIP_TIMEOUT_S = 900
@@ -100,7 +100,7 @@ def shell_python() -> Path:
     parallel runs build it once); a half-made environment is made again."""
     python = VENV / "bin" / "python"
     ready = VENV / ".intbed-ready"
-    with open(REPO / ".venv-p4rt-shell.lock", "w") as lock:
+    with open(PACKAGE_ROOT / ".venv-p4rt-shell.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if python.exists() and ready.exists() and ready.read_text() == SHELL_REQUIREMENT:
             return python

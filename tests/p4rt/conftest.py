@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
+from common.paths import shared_dir
 from controller.p4rt import InProcessTransport, P4RuntimeClient
 from dataplane.compiler.pipeline import compile_file
 from dataplane.control.service import RuntimeService
 from dataplane.runtime.switch import Switch
+from p4src import program_path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-SAMPLES = REPO / ".." / "shared" / "p4-conformance" / "samples"
+SAMPLES = shared_dir() / "p4-conformance" / "samples"
 PACKET_IO = HERE / "packet_io.p4"
 CPU_PORT = 64
 
@@ -37,7 +38,7 @@ def make_rig(path: Path, p4info: Any = None, **service_args: Any) -> Rig:
 
 @pytest.fixture
 def l3() -> Rig:
-    return make_rig(REPO / "p4src" / "l3_forward.p4")
+    return make_rig(program_path("l3_forward"))
 
 
 @pytest.fixture

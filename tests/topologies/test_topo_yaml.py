@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from topologies.generators import GENERATORS, build_topology, fat_tree, intlabel_fabric
+from topologies.generators import GENERATORS, YAML_DIR, build_topology, fat_tree, intlabel_fabric
 from topologies.model import PortSpec, Topology, TopologyError
 from topologies.yamlio import dump_yaml, parse_yaml
-
-REPO = Path(__file__).resolve().parents[2]
 
 GOOD = """\
 name: small
@@ -102,7 +100,7 @@ def test_from_dict_without_lines() -> None:
 
 
 def test_shipped_intlabel_yaml_matches_generator() -> None:
-    shipped = Topology.load_yaml(REPO / "topologies" / "intlabel-fabric.yaml")
+    shipped = Topology.load_yaml(YAML_DIR / "intlabel-fabric.yaml")
     assert shipped.to_dict() == intlabel_fabric().to_dict()
 
 
