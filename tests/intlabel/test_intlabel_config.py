@@ -7,6 +7,7 @@ import struct
 
 import pytest
 
+from common.checksum import internet_checksum
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT
 from controller.intlabel import (
@@ -108,10 +109,7 @@ def udp_frame(src_mac: str, dst_mac: str, src: str, dst: str, ip_id: int) -> byt
     udp = struct.pack("!HHHH", 10000, 20000, 8 + len(payload), 0) + payload
     ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ip_id, 0, 64, 17, 0,
                                bytes(map(int, src.split("."))), bytes(map(int, dst.split(".")))))
-    total = sum(struct.unpack("!10H", bytes(ip)))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    ip[10:12] = struct.pack("!H", ~total & 0xFFFF)
+    ip[10:12] = struct.pack("!H", internet_checksum(bytes(ip)))
     return (bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex(src_mac.replace(":", ""))
             + b"\x08\x00" + bytes(ip) + udp)
 
