@@ -7,13 +7,12 @@ sessions and groups are written over P4Runtime instead of the STF commands.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from common.paths import PACKAGE_ROOT
 from controller.p4rt import P4RuntimeError
 
-P4_DIR = Path(__file__).resolve().parents[1] / "p4"
+P4_DIR = PACKAGE_ROOT / "tests" / "p4"
 
 
 def hexbytes(text: str) -> bytes:
