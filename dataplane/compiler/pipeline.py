@@ -19,8 +19,8 @@ from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout,
 from dataplane.compiler.frontend.ast import HeaderDecl, Program
 from dataplane.compiler.frontend.types import HeaderT, StackT, StructLikeT, field_bits, strip
 from dataplane.compiler.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
-from dataplane.runtime import support
 from dataplane.runtime import externs as rt_externs
+from dataplane.runtime import support
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dataplane.compiler import schema as sc
 from dataplane.compiler.codegen.values import (
     ApplyResultT,
     LValue,
@@ -48,7 +49,6 @@ from dataplane.compiler.frontend.types import (
     slots,
     strip,
 )
-from dataplane.compiler import schema as sc
 
 if TYPE_CHECKING:
     from dataplane.compiler.codegen.generator import CodeGen
