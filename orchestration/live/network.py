@@ -49,10 +49,13 @@ from tempfile import TemporaryDirectory
 from typing import IO, Any
 
 from common.errors import IntbedError
+from common.paths import PACKAGE_ROOT, child_env
+from common.pcap import iter_pcap
+from common.procs import stop_process
 from common.seeds import derive_seed
 from orchestration.live.netutil import disable_offloads
 from orchestration.live.options import LiveOptions, next_run_dir
-from orchestration.live.pcap import iter_pcap, out_pcap
+from orchestration.live.pcap import out_pcap
 from orchestration.live.watchdog import SwitchFailure, SwitchWatchdog
 from orchestration.network import (
     COLLECTOR_HOST,
@@ -67,7 +70,6 @@ from orchestration.targets.binaries import Prepared, SwitchProcess, get_binary, 
 from p4src import program_path
 from topologies.model import DEFAULT_QUEUE_DEPTH, Topology
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 # Which switch binary each live target runs.
 TARGET_BINARIES = {"mininet": "intbed", "bmv2": "bmv2"}
 SENDER_SLACK_S = 30.0  # beyond the schedule's length before a sender counts as stuck
@@ -133,13 +135,7 @@ class HostProcess:
 
     def stop(self, timeout: float = HOST_STOP_S) -> int:
         """SIGTERM, then SIGKILL after ``timeout``; the exit status."""
-        if self.popen.poll() is None:
-            try:
-                self.popen.send_signal(signal.SIGTERM)
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        stop_process(self.popen, timeout)
         for f in (self.popen.stdin, self.popen.stdout):
             if f is not None and not f.closed:
                 f.close()
@@ -454,7 +450,7 @@ class LiveNetwork:
                       grpc_addr=sw.grpc_addr, cpu_port=CPU_PORT, thrift_port=sw.thrift_port,
                       pcap_dir=self.pcap_dir, log_file=sw.log_file, queue=self._queue(sw.name),
                       prefix=("setsid",), ready_timeout=self.ready_timeout,
-                      console=sw.console_file, cwd=REPO_ROOT,
+                      console=sw.console_file, cwd=PACKAGE_ROOT,
                       extra_args=self._extra_args(sw.name))
 
     def _start_switches(self) -> None:
@@ -538,11 +534,9 @@ class LiveNetwork:
         if output is not None:
             err = open(output, "wb")  # noqa: SIM115 - HostProcess.stop closes it
             files.append(err)
-        full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
-            "PYTHONUNBUFFERED": "1", **(env or {})}
+        full_env = child_env({"PYTHONUNBUFFERED": "1", **(env or {})})
         popen = self.net[host].popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=err, env=full_env, cwd=str(REPO_ROOT))
+                                     stderr=err, env=full_env, cwd=str(PACKAGE_ROOT))
         proc = HostProcess(host, list(argv), popen, output, files)
         self._procs.append(proc)
         return proc
@@ -757,7 +751,8 @@ class LiveNetwork:
             for port, iface in sorted(sw.ports.items()):
                 if port in skip:
                     continue
-                for t_ns, frame in iter_pcap(out_pcap(self.pcap_dir, iface)):
+                for t_ns, frame in iter_pcap(out_pcap(self.pcap_dir, iface), truncated_ok=True,
+                                                missing_ok=True):
                     yield t_ns, name, port, frame
 
     # ------------------------------------------------------------------ teardown
