@@ -4,6 +4,7 @@ plain checkout as well as from an installed tree."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,15 @@ def samples_dir() -> Path:
     if not SAMPLES_DIR.is_dir():
         pytest.skip("../shared/p4-conformance/samples not found")
     return SAMPLES_DIR.resolve()
+
+
+@pytest.fixture
+def clean(tmp_path: Path) -> Iterator[None]:
+    """Nothing of the test's networks (namespaces, interfaces, processes)
+    may remain afterwards."""
+    from orchestration.live.snapshot import leftovers, snapshot
+
+    before = snapshot()
+    yield
+    left = leftovers(before, snapshot(), markers=(str(tmp_path),))
+    assert left == [], left

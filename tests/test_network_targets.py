@@ -6,7 +6,6 @@ must leave nothing behind."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ import pytest
 from common.errors import IntbedError
 from orchestration.apps.ping import PAYLOAD, all_pairs, expected_rtt_us
 from orchestration.live.options import LiveOptions
-from orchestration.live.snapshot import leftovers, snapshot
 from orchestration.network import TARGETS, Network, check_available, get_target, open_network
 from orchestration.redis_server import redis_available
 from orchestration.systems.intlabel.config import RunConfig
@@ -35,13 +33,6 @@ TARGET_PARAMS = [
     for name in ("sim", "mininet")
 ]
 
-
-@pytest.fixture
-def clean(tmp_path: Path) -> Iterator[None]:
-    before = snapshot()
-    yield
-    left = leftovers(before, snapshot(), markers=(str(tmp_path),))
-    assert left == [], left
 
 
 def test_one_registry_names_every_target() -> None:

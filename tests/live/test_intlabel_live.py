@@ -15,7 +15,6 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,6 @@ from controller.intlabel.redis_store import RedisIntDatabase
 from experiments.framework import ExperimentError, run_experiment
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
-from orchestration.live.snapshot import leftovers, snapshot
 from orchestration.redis_server import RedisServer, redis_available
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import pro_reactions, run_intlabel
@@ -42,13 +40,6 @@ live = pytest.mark.skipif(_SKIP is not None, reason=f"live INT-label runs: {_SKI
 needs_redis = pytest.mark.skipif(_REDIS is not None, reason=_REDIS or "")
 MAX_DIFF = 0.05  # acceptance: coverage within 5 percentage points of the sim's
 
-
-@pytest.fixture
-def clean(tmp_path: Path) -> Iterator[None]:
-    before = snapshot()
-    yield
-    left = leftovers(before, snapshot(), markers=(str(tmp_path),))
-    assert left == [], left
 
 
 # --------------------------------------------------------------------------- no network

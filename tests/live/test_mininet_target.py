@@ -21,7 +21,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ from common.pcap import file_header, iter_pcap, record_bytes
 from common.rawsock import in_namespace, open_raw_socket
 from dataplane.compiler.frontend.preprocess import flatten_includes as flatten
 from orchestration.live.network import LiveNetwork, live_available, read_counters
-from orchestration.live.snapshot import leftovers, snapshot
+from orchestration.live.snapshot import leftovers
 from orchestration.live.traffic import LiveTraffic
 from orchestration.live.watchdog import SwitchWatchdog
 from p4src import program_path
@@ -211,14 +210,6 @@ def test_leftovers_count_the_callers_processes_only() -> None:
 _SKIP = live_available("mininet")
 live = pytest.mark.skipif(_SKIP is not None, reason=f"mininet target: {_SKIP}")
 
-
-@pytest.fixture
-def clean(tmp_path: Path) -> Iterator[None]:
-    """Nothing of the test's networks may remain afterwards."""
-    before = snapshot()
-    yield
-    left = leftovers(before, snapshot(), markers=(str(tmp_path),))
-    assert left == [], left
 
 
 def routed(frame: bytes, src_mac: bytes) -> bytes:
