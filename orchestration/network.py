@@ -161,7 +161,12 @@ class Network(Protocol):
 
     @property
     def run_dir(self) -> Path | None:
-        """Where the target keeps its logs and pcaps, if anywhere."""
+        """Where the target keeps its logs (switches/NAME.log), if anywhere."""
+
+    pcap_dir: Path | None
+    """Per-port pcaps of transmitted frames (``<switch>-eth<port>_out.pcap``,
+    BMv2's names), or None: sim records them with ``pcap_dir=`` to
+    ``open_network``, live targets always (kept with ``LiveOptions.keep_pcaps``)."""
 
 
 @dataclass(frozen=True)

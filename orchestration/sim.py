@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from common.seeds import derive_seed, stream
@@ -64,6 +65,8 @@ class SimNetwork:
     limitations: list[str] = field(default_factory=list)
     _senders: list[tuple[str, Sender]] = field(default_factory=list)
     _receivers: dict[str, Receiver] = field(default_factory=dict)
+    pcap_dir: Path | None = None
+    _pcap_writers: dict[tuple[str, int], Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.topo.validate()
@@ -71,11 +74,34 @@ class SimNetwork:
 
     @classmethod
     def for_run(cls, topo: Topology, program: str | CompiledProgram, *, seed: int = 0,
-                **options: Any) -> SimNetwork:
-        """The registry's constructor: ``program`` by name, path or compiled.
-        The sim target has no options of its own; live-target options such as
-        ``live`` or ``label`` are accepted and ignored."""
-        return cls(topo, _compiled(program), seed=seed)
+                pcap_dir: str | Path | None = None, **options: Any) -> SimNetwork:
+        """The registry's constructor: ``program`` by name, path or compiled;
+        ``pcap_dir``: record every port's transmitted frames there. Live-target
+        options such as ``live`` or ``label`` are accepted and ignored."""
+        net = cls(topo, _compiled(program), seed=seed)
+        if pcap_dir is not None:
+            net.record_pcaps(pcap_dir)
+        return net
+
+    def record_pcaps(self, directory: str | Path) -> None:
+        """Write every frame a switch port transmits to
+        ``directory/<switch>-eth<port>_out.pcap`` (BMv2's file names), stamped
+        with virtual time."""
+        from common.pcap import PcapWriter
+
+        self.pcap_dir = Path(directory)
+        self.pcap_dir.mkdir(parents=True, exist_ok=True)
+        writers = self._pcap_writers
+
+        def write(t_ns: int, switch: str, port: int, frame: bytes) -> None:
+            w = writers.get((switch, port))
+            if w is None:
+                w = writers[(switch, port)] = PcapWriter(
+                    self.pcap_dir / f"{switch}-eth{port}_out.pcap")  # type: ignore[operator]
+            w.write(frame, t_ns)
+
+        for sw in self.switches.values():
+            sw.taps.append(write)
 
     def __enter__(self) -> SimNetwork:
         self.start()
@@ -209,6 +235,9 @@ class SimNetwork:
         self.services.clear()
         self.clients.clear()
         self.started = False
+        for w in self._pcap_writers.values():
+            w.close()
+        self._pcap_writers.clear()
 
     # ------------------------------------------------------------- traffic
 

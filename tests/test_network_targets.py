@@ -78,3 +78,22 @@ def test_intlabel_run(target: str, clean: None, tmp_path: Path) -> None:
     if target != "sim":
         [run_dir] = tmp_path.iterdir()
         assert (run_dir / "metrics.json").is_file()
+
+
+def test_sim_records_pcaps_as_bmv2_names_them(tmp_path: Path) -> None:
+    from common.pcap import iter_pcap
+
+    topo = build_topology("line", n=2)
+    with open_network("sim", topo, "l3_forward", pcap_dir=tmp_path) as net:
+        net.install_routes()
+        results = all_pairs(net)
+        counters = net.finish()
+    assert all(r.rtt_us is not None for r in results)
+    files = sorted(p.name for p in tmp_path.glob("*_out.pcap"))
+    assert files == ["s1-eth1_out.pcap", "s1-eth2_out.pcap", "s2-eth1_out.pcap",
+                     "s2-eth2_out.pcap"]
+    for (switch, port), tx in counters.port_tx.items():
+        records = list(iter_pcap(tmp_path / f"{switch}-eth{port}_out.pcap"))
+        assert len(records) == tx > 0
+        times = [t for t, _ in records]
+        assert times == sorted(times) and times[-1] <= net.clock.now_ns
