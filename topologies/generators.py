@@ -100,11 +100,10 @@ def intlabel_fabric() -> Topology:
     return fat_tree(4, pods=2, name="intlabel-fabric")
 
 
-def watts_strogatz(n: int = 20, k: int = 4, p: float = 0.1, seed: int = 0,
-                   hosts_per_switch: int = 1) -> Topology:
-    """A connected Watts-Strogatz small world of ``n`` switches (networkx's
-    connected_watts_strogatz_graph: ring of k nearest neighbours, each edge
-    rewired with probability p, retried until connected), hosts on every switch."""
+def _small_world(n: int, k: int, p: float, seed: int) -> list[tuple[int, int]]:
+    """The edges (u < v, sorted) of networkx's connected_watts_strogatz_graph:
+    ring of k nearest neighbours, each edge rewired with probability p,
+    retried until connected."""
     import networkx as nx
 
     _check("n", n, 2)
@@ -114,11 +113,20 @@ def watts_strogatz(n: int = 20, k: int = 4, p: float = 0.1, seed: int = 0,
     if isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0:
         raise TopologyError(f"p must be a probability in [0, 1], not {p!r}")
     _check("seed", seed, 0)
-    _check("hosts_per_switch", hosts_per_switch, 0)
     try:
         graph = nx.connected_watts_strogatz_graph(n, k, p, tries=1000, seed=seed)
     except nx.NetworkXError as exc:
         raise TopologyError(f"watts-strogatz n={n} k={k} p={p} seed={seed}: {exc}") from None
+    return sorted(tuple(sorted(edge)) for edge in graph.edges())
+
+
+def watts_strogatz(n: int = 20, k: int = 4, p: float = 0.1, seed: int = 0,
+                   hosts_per_switch: int = 1) -> Topology:
+    """A connected Watts-Strogatz small world of ``n`` switches (networkx's
+    connected_watts_strogatz_graph: ring of k nearest neighbours, each edge
+    rewired with probability p, retried until connected), hosts on every switch."""
+    edges = _small_world(n, k, p, seed)
+    _check("hosts_per_switch", hosts_per_switch, 0)
     topo = Topology(f"watts-strogatz-n{n}-k{k}-p{p:g}-s{seed}")
     names = [f"s{i + 1}" for i in range(n)]
     for switch in names:
@@ -126,8 +134,44 @@ def watts_strogatz(n: int = 20, k: int = 4, p: float = 0.1, seed: int = 0,
     addresses = _Addresses()
     for switch in names:
         addresses.attach(topo, switch, hosts_per_switch)
-    for u, v in sorted(tuple(sorted(edge)) for edge in graph.edges()):
+    for u, v in edges:
         topo.add_link(names[u], names[v])
+    return topo
+
+
+def gpint_ws(n: int = 20, k: int = 4, p: float = 0.1, seed: int = 0, hosts: int = 60,
+             link_loss: float = 0.0, queue_depth: int = 1000) -> Topology:
+    """GPINT's evaluation network (Simsek et al., section V-A): the connected
+    Watts-Strogatz small world of :func:`watts_strogatz` with ``hosts`` hosts
+    in all (60 in the paper), ``queue_depth`` packets per egress queue (1000 in
+    the paper) and Bernoulli loss ``link_loss`` (the paper's link degradation,
+    5-20%) on switch-to-switch links only.
+
+    Hosts are dealt round-robin: switch i (0-based) gets hosts // n hosts, one
+    more when i < hosts % n, numbered and addressed by the module's scheme.
+
+    The GPINT monitor is not part of the topology: it is the collector host
+    that every target already wires to port ``COLLECTOR_PORT`` (500) of every
+    switch when a run attaches it (``Network.attach_collector``). That wiring
+    is lossless and off the data links, which is what the paper asks of the
+    orchestrator-to-switch links (excluded from link degradation), and it
+    keeps the probes' monitor port the same on every switch.
+    """
+    edges = _small_world(n, k, p, seed)
+    _check("hosts", hosts, 0)
+    _check("queue_depth", queue_depth, 1)
+    if (isinstance(link_loss, bool) or not isinstance(link_loss, int | float)
+            or not 0.0 <= link_loss <= 1.0):
+        raise TopologyError(f"link_loss must be a probability in [0, 1], not {link_loss!r}")
+    topo = Topology(f"gpint-ws-n{n}-k{k}-p{p:g}-s{seed}")
+    names = [f"s{i + 1}" for i in range(n)]
+    for switch in names:
+        topo.add_switch(switch, queue_depth=queue_depth)
+    addresses = _Addresses()
+    for i, switch in enumerate(names):
+        addresses.attach(topo, switch, hosts // n + (1 if i < hosts % n else 0))
+    for u, v in edges:
+        topo.add_link(names[u], names[v], loss=float(link_loss))
     return topo
 
 
@@ -154,6 +198,7 @@ GENERATORS: dict[str, Callable[..., Topology]] = {
     "fat-tree": fat_tree,
     "watts-strogatz": watts_strogatz,
     "line": line,
+    "gpint-ws": gpint_ws,
 }
 
 

@@ -46,7 +46,7 @@ def show(name: str, png: Path | None, **params: Any) -> None:
     """Print a summary of topology NAME and optionally draw it.
 
     \b
-    NAME is a generator (intlabel-fabric, fat-tree, watts-strogatz, line),
+    NAME is a generator (intlabel-fabric, fat-tree, watts-strogatz, line, gpint-ws),
     a shipped topology, or a YAML file.
     """
     from rich.console import Console

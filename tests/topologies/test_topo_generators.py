@@ -109,7 +109,8 @@ def test_line() -> None:
 
 
 def test_registry_and_build_topology() -> None:
-    assert list(GENERATORS) == ["intlabel-fabric", "fat-tree", "watts-strogatz", "line"]
+    assert list(GENERATORS) == ["intlabel-fabric", "fat-tree", "watts-strogatz", "line",
+                                "gpint-ws"]
     assert generator_params("watts-strogatz") == {"n": 20, "k": 4, "p": 0.1, "seed": 0,
                                                   "hosts_per_switch": 1}
     assert generator_params("intlabel-fabric") == {}
@@ -120,7 +121,7 @@ def test_registry_and_build_topology() -> None:
         build_topology("torus")
     assert str(info.value) == (
         "error: unknown topology 'torus': choose one of intlabel-fabric, fat-tree, "
-        "watts-strogatz, line, diamond, or give a YAML file")
+        "watts-strogatz, line, gpint-ws, diamond, or give a YAML file")
     with pytest.raises(TopologyError, match=r"takes no parameter p \(it takes: k, pods\)"):
         build_topology("fat-tree", p=0.5)
     with pytest.raises(TopologyError, match="takes no parameters"):
