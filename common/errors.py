@@ -1,7 +1,8 @@
-"""Exceptions of the data-plane stack.
+"""intbed's one exception hierarchy, importable from every package.
 
-Every error a user can cause carries a source location so the CLI can print
-one ``file:line:col: error: message`` line and exit 1 instead of a traceback.
+Every error a user can cause derives from ``IntbedError`` and carries a
+source location where it has one, so the CLI prints one
+``file:line:col: error: message`` line and exits 1 instead of a traceback.
 """
 
 from __future__ import annotations
@@ -59,3 +60,8 @@ class StfError(IntbedError):
 
 class RuntimeConfigError(IntbedError):
     """A control-plane request that names something unknown or is ill-formed."""
+
+
+class InvalidValueError(IntbedError, ValueError):
+    """A value outside what it may be: one line for the CLI, and a
+    ``ValueError`` for library callers who catch that."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from common.errors import InvalidValueError
 from common.seeds import derive_seed, stream
 from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
@@ -138,7 +139,7 @@ class SimNetwork:
         if spec.program is not None:
             return compile_file(program_path(spec.program))
         if self.default_program is None:
-            raise ValueError(f"no program for switch '{switch}'")
+            raise InvalidValueError(f"no program for switch '{switch}'")
         return self.default_program
 
     def _build(self) -> None:

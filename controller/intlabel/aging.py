@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Callable, Hashable
 from typing import Protocol
 
+from common.errors import InvalidValueError
 from controller.clock import Clock
 
 ExpireCallback = Callable[[Hashable], None]
@@ -88,7 +89,7 @@ class MemoryAgingStore:
 
     def set(self, key: Hashable, ttl_s: float) -> None:
         if ttl_s <= 0:
-            raise ValueError(f"TTL must be positive, not {ttl_s}")
+            raise InvalidValueError(f"TTL must be positive, not {ttl_s}")
         deadline = self.clock.now() + ttl_s
         e = self._entries.get(key)
         if e is None:

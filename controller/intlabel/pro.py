@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
+from common.errors import InvalidValueError
 from controller.clock import Clock
 from controller.intlabel.aging import EPSILON_S, AgingStore
 from controller.intlabel.config import PORT_KEY, SHIFT_ACTION, SHIFT_PARAM, SHIFT_TABLE
@@ -96,9 +97,9 @@ class ProLoop:
                  switch_ids: Mapping[str, int] | None = None, style: str = "shift",
                  restore_factor: float = 10.0, check_s: float | None = None) -> None:
         if style not in ("shift", "flag"):
-            raise ValueError(f"Pro style must be 'shift' or 'flag', not {style!r}")
+            raise InvalidValueError(f"Pro style must be 'shift' or 'flag', not {style!r}")
         if not T_s > 0 or not k > 0:
-            raise ValueError("T and k must be positive")
+            raise InvalidValueError("T and k must be positive")
         self.clients = clients
         self.db = db
         self.store = store

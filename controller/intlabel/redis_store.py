@@ -44,7 +44,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from common.errors import IntbedError
+from common.errors import IntbedError, InvalidValueError
 from controller.clock import Clock
 from controller.intlabel.aging import ExpireCallback
 from controller.intlabel.database import IntRecord, Key, UpdateListener
@@ -83,7 +83,7 @@ def encode_key(key: Hashable) -> str:
         raise TypeError(f"aging key tuple must be (switch, port), not {key!r}")
     if isinstance(key, str):
         if not key or key.startswith("#") or _PAIR.fullmatch(key):
-            raise ValueError(f"aging key {key!r} is ambiguous: use a (switch, port) tuple")
+            raise InvalidValueError(f"aging key {key!r} is ambiguous: use a (switch, port) tuple")
         return key
     raise TypeError(f"aging keys are strings or (switch, port) tuples, not {type(key).__name__}")
 
@@ -460,7 +460,7 @@ class RedisAgingStore:
 def _ttl_ms(ttl_s: float) -> int:
     """Redis PX takes whole milliseconds; a positive TTL is at least 1 ms."""
     if not ttl_s > 0:
-        raise ValueError(f"TTL must be positive, not {ttl_s}")
+        raise InvalidValueError(f"TTL must be positive, not {ttl_s}")
     return max(1, round(ttl_s * 1000.0))
 
 

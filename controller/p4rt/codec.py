@@ -11,6 +11,8 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from common.errors import InvalidValueError
+
 _MAC = re.compile(r"^[0-9a-fA-F]{1,2}([:-][0-9a-fA-F]{1,2}){5}$")
 
 Value = int | str | bytes
@@ -19,7 +21,7 @@ Value = int | str | bytes
 def encode(value: int) -> bytes:
     """Canonical bytestring of a non-negative integer."""
     if value < 0:
-        raise ValueError(f"P4Runtime values are unsigned, got {value}")
+        raise InvalidValueError(f"P4Runtime values are unsigned, got {value}")
     return value.to_bytes((value.bit_length() + 7) // 8 or 1, "big")
 
 
@@ -45,7 +47,7 @@ def parse(value: Value, width: int) -> int:
     else:
         number = int(text, 0)
     if number < 0 or number >> width:
-        raise ValueError(f"{value!r} does not fit in {width} bits")
+        raise InvalidValueError(f"{value!r} does not fit in {width} bits")
     return number
 
 

@@ -17,12 +17,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from common.errors import IntbedError
 from common.rawsock import in_namespace, open_raw_socket
 
 NETNS_DIR = Path("/var/run/netns")  # where ``ip netns add NAME`` puts NAME
 
 
-class NamespaceError(RuntimeError):
+class NamespaceError(IntbedError, RuntimeError):
     """An ``ip`` command failed."""
 
 

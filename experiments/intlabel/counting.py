@@ -20,6 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from common.errors import InvalidValueError
+
 SCHEMES = ("INT-path", "INT-label", "Pingmesh", "HULA")
 SHEET_K = (10, 20, 30)
 """Fat-tree sizes of the authors' sheet and of figures 20 and 21."""
@@ -42,7 +44,7 @@ MEGA = 10**6
 
 def _check_k(k: int) -> None:
     if k < 2 or k % 2:
-        raise ValueError(f"a k-ary fat-tree needs an even k >= 2, got {k}")
+        raise InvalidValueError(f"a k-ary fat-tree needs an even k >= 2, got {k}")
 
 
 def hosts(k: int) -> int:

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from common.errors import InvalidValueError
+
 MAX_HOP = 5
 """Longest path in a fat-tree, in switches (section 2); also MAX_hop of Base B's f."""
 
@@ -66,12 +68,12 @@ GFn = Callable[[float, float], float]
 
 def _check_k(k: int) -> None:
     if k < 2 or k % 2:
-        raise ValueError(f"a k-ary fat-tree needs an even k >= 2, got {k}")
+        raise InvalidValueError(f"a k-ary fat-tree needs an even k >= 2, got {k}")
 
 
 def _check_ratio(ts_over_t: float) -> None:
     if not 0.0 < ts_over_t <= 1.0:
-        raise ValueError(f"Ts/T must be in (0, 1], got {ts_over_t}")
+        raise InvalidValueError(f"Ts/T must be in (0, 1], got {ts_over_t}")
 
 
 def hop_distribution(k: int) -> dict[int, float]:
@@ -98,7 +100,7 @@ def packets_per_interval(t: int, ts: int) -> int:
     next interval label; the formulas' Ts/T is exact with Ts/T = 1 / packets_per_interval.
     """
     if ts <= 0 or t < 0:
-        raise ValueError("need ts > 0 and t >= 0")
+        raise InvalidValueError("need ts > 0 and t >= 0")
     return t // ts + 1
 
 
@@ -386,7 +388,7 @@ def coverage_probability(
     """
     sigma = np.asarray(sigma, dtype=float)
     if np.any(sigma <= 0.0):
-        raise ValueError("sigma must be positive")
+        raise InvalidValueError("sigma must be positive")
     z = (np.asarray(t, dtype=float) + np.asarray(tp, dtype=float) - np.asarray(ti, dtype=float))
     z = z / (math.sqrt(2.0) * sigma)
     out = 0.5 * _erfc(z / math.sqrt(2.0))
@@ -451,7 +453,7 @@ def monte_carlo_labels(
     earlier hops wrote. Seeded by ``seed`` (numpy PCG64).
     """
     if period < 1:
-        raise ValueError("period (T/Ts) must be a positive integer")
+        raise InvalidValueError("period (T/Ts) must be a positive integer")
     rng = np.random.default_rng(seed)
     weights = hop_distribution(k)
     counts = rng.multinomial(packets, [weights[h] for h in PATH_HOPS])

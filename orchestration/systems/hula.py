@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from common.errors import InvalidValueError
 from common.seeds import derive_seed, stream
 from controller.hula import (
     ProbeOrigin,
@@ -46,7 +47,7 @@ class HulaProber:
                  start_s: float = 0.0, stop_s: float | None = None,
                  origins: Sequence[ProbeOrigin] | None = None) -> None:
         if interval_s <= 0:
-            raise ValueError(f"probing interval must be positive, not {interval_s}")
+            raise InvalidValueError(f"probing interval must be positive, not {interval_s}")
         self.net = net
         self.interval_ns = round(interval_s * 1e9)
         self.start_ns = round(start_s * 1e9)
