@@ -113,9 +113,15 @@ class Network(Protocol):
         """Wire port ``COLLECTOR_PORT`` of every switch to a collector host
         and hand it every frame that arrives there. Call before ``start()``."""
 
-    def tap_transmitted(self, tap: Tap, *, skip_ports: Sequence[int] = ()) -> None:
-        """See every frame a switch transmits on a data link (ground truth).
-        Call before ``start()``; live targets replay their pcaps in ``finish()``."""
+    def send_to_switch(self, switch: str, frame: bytes) -> None:
+        """Send ``frame`` from the collector host over its link into port
+        ``COLLECTOR_PORT`` of ``switch`` (a monitor starting a probe there).
+        Needs ``attach_collector`` first."""
+
+    def tap_transmitted(self, tap: Tap) -> None:
+        """See every frame a switch transmits on a data link (ground truth;
+        not the collector port). Sim taps run as frames leave; live targets
+        replay their pcaps in ``finish()``."""
 
     def add_sender(self, host: str, schedule: Any, *, seed: int) -> None:
         """Send ``schedule`` (``traffic.schedules.Schedule``) from ``host``

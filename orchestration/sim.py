@@ -28,6 +28,7 @@ from orchestration.network import (
     FrameHandler,
     Network,
     Tap,
+    TargetError,
     TrafficCounters,
 )
 from p4src import program_path
@@ -67,6 +68,7 @@ class SimNetwork:
     _senders: list[tuple[str, Sender]] = field(default_factory=list)
     _receivers: dict[str, Receiver] = field(default_factory=dict)
     pcap_dir: Path | None = None
+    _collector_nics: dict[str, HostNic] = field(default_factory=dict)
     _pcap_writers: dict[tuple[str, int], Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -196,8 +198,23 @@ class SimNetwork:
                         delay_ns=round(d * NS_PER_US), loss=0.0,
                         rng=stream(self.seed, "collector", name))
             sw.add_port(COLLECTOR_PORT, wire, depth=1024)
+            # The way back: what the collector (a monitor) sends to this switch.
+            up = Wire(self.sim, sw, COLLECTOR_PORT,
+                      bandwidth_bps=round(bandwidth_mbps * 1_000_000),
+                      delay_ns=round(d * NS_PER_US), loss=0.0,
+                      rng=stream(self.seed, "collector-up", name))
+            self._collector_nics[name] = HostNic(self.sim, up)
         self.collector = host
         return host
+
+    def send_to_switch(self, switch: str, frame: bytes) -> None:
+        """From the collector host over its own link into ``switch``'s port
+        ``COLLECTOR_PORT`` (a monitor starting a probe there)."""
+        nic = self._collector_nics.get(switch)
+        if nic is None:
+            raise TargetError(f"no collector link to switch '{switch}': attach_collector() first"
+                              if self.collector is None else f"no switch '{switch}'")
+        nic.send(frame)
 
     def node(self, name: str) -> SimSwitch | SimHost:
         return self.switches.get(name) or self.hosts[name]

@@ -633,14 +633,24 @@ class LiveNetwork:
         self.failed.wait(seconds)
         self.check()
 
+    def send_to_switch(self, switch: str, frame: bytes) -> None:
+        """Out of the collector host's interface toward ``switch``."""
+        iface = self.collector_ifaces.get(switch)
+        if iface is None:
+            raise LiveTargetError(f"no collector link to switch '{switch}'")
+        self._raw_send(COLLECTOR_HOST, iface, frame)
+
     def send_frame(self, host: str, frame: bytes) -> None:
         """Through a send-only raw socket in ``host``'s namespace, opened once."""
-        sock = self._host_sockets.get(host)
+        self._raw_send(host, self.host_iface(host), frame)
+
+    def _raw_send(self, host: str, iface: str, frame: bytes) -> None:
+        sock = self._host_sockets.get(iface)
         if sock is None:
             from common.rawsock import open_raw_socket
 
-            sock = open_raw_socket(self.host_iface(host), self.host_pid(host), receive=False)
-            self._host_sockets[host] = sock
+            sock = open_raw_socket(iface, self.host_pid(host), receive=False)
+            self._host_sockets[iface] = sock
         sock.send(frame)
 
     def start_traffic(self) -> float:
