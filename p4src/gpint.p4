@@ -64,7 +64,7 @@
  *   copy_sent_us[...] (bit<48>), copy_gen[...] (bit<16>);
  * - copy_store_occupancy[1] (bit<32>): slots in use.
  * Counter gpint_events[16] (packets), indices EV_* below, readable over
- * P4Runtime on BMv2 too (occupancy = kept - released - timed out).
+ * P4Runtime on BMv2 too (occupancy = kept - released - timeout - reclaimed).
  */
 
 #include <core.p4>

@@ -331,6 +331,8 @@ def test_slot_of_a_lost_copy_is_taken_over_and_the_copy_dropped_if_it_returns(pr
     rig.run(4)
     assert rig.events()["copy_stale"] == 1 and slots[0] == BUSY | 2 << 16 | 256 << 1
     assert rig.take() == [] and rig.occupancy == 4
+    ev = rig.events()
+    assert ev["copy_kept"] - ev["copy_reclaimed"] == rig.occupancy == 4
 
 
 # --- cost and queue depth -------------------------------------------------------------------------
