@@ -51,7 +51,7 @@
  * Clone sessions: GPINT_SESSION_BASE + p must send to port p for every port
  * p that receives probes (the feedback leaves by the probe's ingress port)
  * or sends them to a next hop (the copy's clone). Without them there is no
- * feedback and no copy.
+ * feedback, and a copy is lost (its slot is taken over once overdue).
  *
  * Registers (top level unless named MyIngress.*):
  * - rule_hits[512] (bit<32>): user packets forwarded by ipv4_forward, by the
@@ -81,7 +81,6 @@
 #endif
 
 const bit<32> SESSION_BASE = GPINT_SESSION_BASE;
-const bit<32> COPY_SLOTS = GPINT_COPY_SLOTS;
 const bit<32> COPY_SLOT_MASK = GPINT_COPY_SLOTS - 1;
 
 /// Field list preserved by the measurement loop's recirculations and by
@@ -431,16 +430,16 @@ control MyIngress(inout headers_t hdr,
             // A stored copy's pass: released -> gone; waited more than t_f
             // -> notice to the monitor; else round again.
             gpint_events.count(EV_COPY_PASS);
-            bit<32> state;
+            bit<32> slot_state;
             bit<16> gen;
             bit<48> sent;
-            copy_slot.read(state, meta.copy_slot);
+            copy_slot.read(slot_state, meta.copy_slot);
             copy_gen.read(gen, meta.copy_slot);
             copy_sent_us.read(sent, meta.copy_slot);
-            if ((state & SLOT_BUSY) == 0 || gen != meta.copy_gen) {
+            if ((slot_state & SLOT_BUSY) == 0 || gen != meta.copy_gen) {
                 gpint_events.count(EV_COPY_STALE);
                 drop();
-            } else if ((state & SLOT_RELEASED) != 0) {
+            } else if ((slot_state & SLOT_RELEASED) != 0) {
                 gpint_events.count(EV_COPY_RELEASED);
                 free_slot(meta.copy_slot);
                 drop();
