@@ -486,3 +486,59 @@ def test_compiles_with_p4c(tmp_path: Path) -> None:
     for name in ("MyIngress.gpint_config", "MyIngress.set_config", "copy_store_occupancy",
                  "gpint_events", "MyIngress.seen_request"):
         assert name in text
+
+
+# --- the STF files' expectations, checked with Scapy ----------------------------------------------
+
+STF_FILES = sorted((Path(__file__).resolve().parents[1] / "p4").glob("gpint_*.stf"))
+
+
+def test_stf_expectations_are_consistent_frames() -> None:
+    """Every frame a gpint_*.stf file sends or expects is an IPv4 frame whose
+    header checksum (recomputed by Scapy) and total length hold, and whose
+    GPINT part, if any, has exactly the length its counts say (but for the
+    one probe sent cut short)."""
+    from scapy.layers.inet import IP
+    from scapy.layers.l2 import Ether
+
+    from dataplane.testing.stf import Expect, Packet, parse_stf
+
+    assert {p.stem for p in STF_FILES} == {"gpint_measure", "gpint_sr", "gpint_feedback",
+                                           "gpint_loop"}
+    checked = 0
+    cut: list[str] = []
+    for stf in STF_FILES:
+        for cmd in parse_stf(stf):
+            if isinstance(cmd, Packet):
+                frame = cmd.data
+            elif isinstance(cmd, Expect) and cmd.nibbles:
+                frame = bytes.fromhex(cmd.nibbles.replace("*", "0"))
+            else:
+                continue
+            eth = Ether(frame)
+            if eth.type != 0x0800:
+                continue
+            ip = eth[IP]
+            header = frame[14:34]
+            again = IP(header[:10] + b"\0\0" + header[12:])
+            again.chksum = None
+            assert bytes(again)[10:12] == header[10:12], f"{stf.name}:{cmd.loc.line}"
+            if ip.proto != PROTO or ip.tos >> 2 not in (PROBE, FEEDBACK, NOTICE):
+                continue
+            body = frame[34:]
+            if ip.tos >> 2 == FEEDBACK:
+                assert ip.len == 22 and len(body) == 2, f"{stf.name}:{cmd.loc.line}"
+                continue
+            if ip.len != len(frame) - 14:
+                cut.append(f"{stf.name}:{cmd.loc.line}")
+                continue
+            (nsr,) = struct.unpack_from("!H", body, 2)
+            (ndlv,) = struct.unpack_from("!H", body, 4 + 3 * nsr)
+            (nmea,) = struct.unpack_from("!H", body, 6 + 3 * nsr + 4 * ndlv)
+            expected = 8 + 3 * nsr + 4 * ndlv + 4 * nmea
+            if nsr <= 200 and ndlv <= 200 and nmea <= 128:
+                assert len(body) == expected == ip.len - 20, f"{stf.name}:{cmd.loc.line}"
+            checked += 1
+    assert checked > 40
+    # The one probe gpint_sr.stf sends cut short, on purpose.
+    assert len(cut) == 1 and cut[0].startswith("gpint_sr.stf:")
