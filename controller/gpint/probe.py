@@ -15,7 +15,9 @@ Frame layout, big-endian::
     | mea_total (2) | values (4 each)
 
 A feedback stops after Req META. IPv4 ``totalLen`` covers everything after
-Ethernet; bytes beyond it are Ethernet padding and are ignored.
+Ethernet; bytes beyond it are Ethernet padding and are ignored. The IPv4
+header has no options and is no fragment; its identification is the
+monitor's session number (the switches' loop check keys on it).
 """
 
 from __future__ import annotations
@@ -110,7 +112,8 @@ class SwitchReading(NamedTuple):
 
 class Addresses(NamedTuple):
     """The probe's Ethernet and IPv4 addresses as integers, with TTL and
-    IPv4 identification. Switches route probes by SR entries only."""
+    IPv4 identification (the session, for the switches' loop check).
+    Switches route probes by SR entries only."""
 
     eth_dst: int
     eth_src: int
@@ -286,18 +289,20 @@ def parse_probe(frame: bytes) -> Probe:
     eth_dst, eth_src, ethertype = _ETH.unpack_from(frame, 0)
     if ethertype != ETHERTYPE_IPV4:
         raise ProbeError("not-ipv4", f"ethertype 0x{ethertype:04x}, not IPv4")
-    (ver_ihl, tos, total_len, ident, _frag, ttl, proto, _csum, src,
+    (ver_ihl, tos, total_len, ident, frag, ttl, proto, _csum, src,
      dst) = _IP.unpack_from(frame, ETH_BYTES)
-    ihl = (ver_ihl & 0xF) * 4
-    if ver_ihl >> 4 != 4 or ihl < IPV4_BYTES:
-        raise ProbeError("ipv4-header", f"IPv4 version/IHL 0x{ver_ihl:02x}")
+    if ver_ihl != 0x45:
+        raise ProbeError("ipv4-header", f"IPv4 version/IHL 0x{ver_ihl:02x}; GPINT packets "
+                         f"are 0x45 (no options)")
+    if frag & ~_DF:
+        raise ProbeError("ipv4-fragment", f"IPv4 flags/offset 0x{frag:04x}: a fragment")
     if proto != GPINT_PROTO:
         raise ProbeError("not-gpint", f"IPv4 protocol {proto}, GPINT is {GPINT_PROTO}")
     end = ETH_BYTES + total_len
     if end > size:
         raise ProbeError("short", f"IPv4 totalLen {total_len} needs {end} bytes, the frame "
                          f"has {size}")
-    off = ETH_BYTES + ihl
+    off = ETH_BYTES + IPV4_BYTES
     if off + REQ_BYTES > end:
         raise ProbeError("length", f"IPv4 totalLen {total_len} leaves no room for Req META")
     if internet_checksum(frame[ETH_BYTES:off]) != 0:

@@ -274,7 +274,8 @@ def test_encode_refuses_bad_fields(probe: Probe, word: str) -> None:
 def _with_ip(frame: bytes, **changes: int) -> bytes:
     """``frame`` with IPv4 fields changed and the checksum made right again."""
     ip = bytearray(frame[14:34])
-    at = {"tos": (1, "B"), "total_len": (2, "H"), "proto": (9, "B"), "ver_ihl": (0, "B")}
+    at = {"tos": (1, "B"), "total_len": (2, "H"), "proto": (9, "B"), "ver_ihl": (0, "B"),
+          "frag": (6, "H")}
     for name, value in changes.items():
         off, fmt = at[name]
         struct.pack_into("!" + fmt, ip, off, value)
@@ -300,6 +301,9 @@ MALFORMED = [
     ("not-ipv4", GOOD[:12] + b"\x86\xdd" + GOOD[14:]),
     ("ipv4-header", _with_ip(GOOD, ver_ihl=0x65)),
     ("ipv4-header", _with_ip(GOOD, ver_ihl=0x44)),
+    ("ipv4-header", _with_ip(GOOD, ver_ihl=0x46)),
+    ("ipv4-fragment", _with_ip(GOOD, frag=0x2000)),
+    ("ipv4-fragment", _with_ip(GOOD, frag=0x4001)),
     ("ipv4-checksum", GOOD[:24] + bytes([GOOD[24] ^ 1]) + GOOD[25:]),
     ("not-gpint", _with_ip(GOOD, proto=253)),
     ("dscp", _with_ip(GOOD, tos=0x18 << 2)),
