@@ -172,7 +172,10 @@ class Probe:
         return path_len - len(self.sr) - 1
 
     def first_position(self, path_len: int) -> int:
-        """Index in the full path of the switch that inserted DLV 0."""
+        """Index in the full path of the switch that inserted DLV 0, if every
+        switch since the start measured (a switch that already measured the
+        request in this session adds no DLV: match by switch id then, as
+        ``recovery.dlv_positions`` does)."""
         return self.last_position(path_len) - len(self.dlv) + 1
 
     def to_bytes(self) -> bytes:

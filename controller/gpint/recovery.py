@@ -24,9 +24,11 @@ Where the pseudo-code and the text disagree or say nothing:
 2. Attempts: line 12 follows lines 8-10 inside line 6's branch, so the
    timeout that moves the index (line 10) is the first attempt counted on
    the next switch. Moving the index (line 10 or line 30) clears the count
-   ("clears the r_a"). With line 8's strict ``>``, a switch is declared
-   unavailable at the timeout that follows r_a + 1 unanswered recovery
-   probes to it (the first switch of a path also had the original).
+   ("clears the r_a"). With line 8's strict ``>``, a switch reached by
+   line 10 is declared unavailable at the timeout after r_a + 1 unanswered
+   probes to it; the first switch of a path and one reached by a notice
+   start from 0 and get r_a + 2 (for the first: the original and r_a + 1
+   recovery probes).
 3. ``init`` is the time of the probe's latest send (the orchestrator's
    start, or Algorithm 2 line 7): line 5 measures t_f from it. ``deadline``
    is ``init + deadline_s`` (default 2 t_f): a notice arrives t_f after a
