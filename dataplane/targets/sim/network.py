@@ -16,8 +16,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from common.errors import InvalidValueError
 from dataplane.runtime.switch import EgressJob, Switch
 from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator
+
+RECIRCULATION_NS = 100_000
+"""Time one recirculation pass takes on the sim target (100 us). A modelling
+choice: BMv2's pass is tens of microseconds of CPU; a coarser pass keeps
+programs that recirculate while they wait (GPINT's SQR copy store checks its
+timeout once per pass) cheap to simulate, and times such waits to 0.1 ms."""
 
 Tap = Callable[[int, str, int, bytes], None]  # (time_ns, node, port, packet)
 
@@ -124,7 +131,7 @@ class EgressPort:
         for c in clones:
             sw.enqueue(c)
         for r in recirc:
-            sw.ingress(*r)
+            sw.recirculate(r)
         self.free_at = now + gap
         if self.queue:
             sim.at_ns(self.free_at, self._dequeue)
@@ -137,14 +144,18 @@ class SimSwitch:
 
     def __init__(self, sim: Simulator, name: str, engine: Switch, *,
                  processing_rate_pps: float | None = None, input_depth: int = 1024,
-                 clock_offset_us: int = 0) -> None:
+                 clock_offset_us: int = 0, recirculation_ns: int = RECIRCULATION_NS) -> None:
+        if recirculation_ns <= 0:
+            raise InvalidValueError("a recirculation pass must take time (or a loop never ends)")
         self.sim = sim
+        self.recirculation_ns = recirculation_ns
+        self.recirculated = 0
         self.name = name
         self.engine = engine
         self.ports: dict[int, EgressPort] = {}
         self.offset_us = clock_offset_us
         self.proc_gap_ns = round(NS_PER_S / processing_rate_pps) if processing_rate_pps else 0
-        self.input: deque[tuple[int, bytes]] = deque()
+        self.input: deque[tuple[Any, ...]] = deque()
         self.input_depth = input_depth
         self.input_busy = False
         self.input_drops = 0
@@ -182,9 +193,31 @@ class SimSwitch:
             self.input_busy = True
             self.sim.after_ns(self.proc_gap_ns, self._serve_input)
 
+    def recirculate(self, item: tuple[Any, ...]) -> None:
+        """BMv2 hands a recirculated packet back to its ingress buffer: here it
+        re-enters after ``recirculation_ns`` and, under a processing limit,
+        through the same input queue as arriving packets (a loop costs
+        capacity). Without that delay a packet that recirculates until a
+        timestamp moves (a stored copy waiting for its timeout) would loop
+        forever at one instant of virtual time."""
+        self.recirculated += 1
+        self.sim.after_ns(self.recirculation_ns, self._reenter, item)
+
+    def _reenter(self, item: tuple[Any, ...]) -> None:
+        if not self.proc_gap_ns:
+            self.ingress(*item)
+            return
+        if len(self.input) >= self.input_depth:
+            self.input_drops += 1
+            return
+        self.input.append(item)
+        if not self.input_busy:
+            self.input_busy = True
+            self.sim.after_ns(self.proc_gap_ns, self._serve_input)
+
     def _serve_input(self) -> None:
-        port, packet = self.input.popleft()
-        self.ingress(port, packet)
+        item = self.input.popleft()
+        self.ingress(*item)
         if self.input:
             self.sim.after_ns(self.proc_gap_ns, self._serve_input)
         else:
@@ -214,7 +247,7 @@ class SimSwitch:
         for c in clones:
             self.enqueue(c)
         for r in recirc:
-            self.ingress(*r)
+            self.recirculate(r)
 
 
 class HostNic:
