@@ -60,6 +60,8 @@ class TrafficCounters:
     sent: int = 0
     delivered: int = 0
     queue_drops: int = 0
+    input_drops: int = 0
+    """Packets a switch could not take in: its processing input was full."""
     link_losses: int = 0
     elapsed_s: float = 0.0
     events: int = 0

@@ -296,6 +296,7 @@ class SimNetwork:
             sent=sum(len(s.schedule) for _, s in self._senders),
             delivered=sum(h.rx_packets for h in self.hosts.values()),
             queue_drops=sum(self.queue_drops().values()),
+            input_drops=sum(sw.input_drops for sw in self.switches.values()),
             link_losses=sum(ls.lost for ls in self.link_stats()),
             elapsed_s=self.sim.now(), events=self.sim.events_run,
             port_tx=self.port_tx_packets())

@@ -1,0 +1,303 @@
+"""One GPINT run, written once for every target (Simsek et al., section V-A).
+
+A connected Watts-Strogatz network (``topologies`` generator ``gpint-ws``)
+runs ``p4src/gpint.p4`` with shortest-path routes; hosts send UDP background
+traffic to random other hosts at an aggregate ``load_pps``; the monitor (the
+collector host, wired to port 500 of every switch) probes the INT paths of
+one planner (GPINT-k, Euler, SNMP) in ``sessions`` measurement sessions,
+with or without SQR recovery. Every number a figure needs comes back in a
+``GpintRunResult``.
+
+Switch processing capacity (``capacity_pps``, the sim target's
+``processing_rate_pps``; ``intbed-switch`` enforces the same through the
+topology): the paper sets none explicitly but reports that 14,000 packets/s
+saturate its switches while 10,000 leave them at 85-92 % (Fig. 8), every
+switch alike. Its BMv2 switches shared one 6-core server, so a switch got
+CPU in proportion to its demand. By default each switch therefore gets
+``its own load at 10,000 packets/s / 0.885``, where a switch's load is the
+background packets per second crossing it on the shortest paths between
+uniformly random host pairs of this very topology: at 10,000 packets/s
+every switch is 88.5 % busy, at 14,000 every switch is at 124 %, saturated.
+A switch that no background crosses gets the smallest capacity of the
+others. ``derived_capacities`` computes them; ``capacity_pps`` instead
+gives every switch the same fixed capacity.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from common.errors import IntbedError
+from common.seeds import derive_seed
+from controller.gpint.monitor import Monitor, SessionResult
+from controller.gpint.planners import plan
+from controller.gpint.recovery import FINE_TUNED, PAPER
+from orchestration.network import COLLECTOR_PORT, TARGETS, Network, open_network
+from topologies.model import Topology
+
+PROGRAM = "gpint"
+CONFIG_TABLE = "MyIngress.gpint_config"
+CONFIG_ACTION = "MyIngress.set_config"
+SESSION_BASE = 100  # gpint.p4's GPINT_SESSION_BASE: clone session 100 + p sends to port p
+RECOVERY = {"off": None, "paper": PAPER, "ft": FINE_TUNED}
+REFERENCE_LOAD_PPS = 10_000.0
+REFERENCE_UTILISATION = 0.885  # the middle of the paper's 85-92 %
+
+
+class GpintRunError(IntbedError):
+    """A GPINT run configuration that cannot run."""
+
+
+@dataclass(frozen=True)
+class GpintRunConfig:
+    """Every parameter of one run. ``recovery``: 'off', 'paper' (t_f 1.5 s,
+    r_a 10) or 'ft' (GPINT-FT: 0.4 s, 2). ``mea_count``: counter values each
+    switch inserts. ``capacity_pps`` None: ``derived_capacities``.
+    ``failed_links``: switch pairs whose link drops every packet (a failure
+    in the middle of the network, both directions). ``probe_timeout_s``:
+    without recovery, how long the monitor waits for a probe before the
+    session counts as failed. A session still running when the traffic ends
+    is not counted."""
+
+    n: int = 20
+    hosts: int = 60
+    ws_k: int = 4
+    ws_p: float = 0.1
+    planner: str = "gpint-3"
+    recovery: str = "off"
+    load_pps: float = 10_000.0
+    capacity_pps: float | None = None
+    link_loss: float = 0.0
+    failed_links: tuple[tuple[str, str], ...] = ()
+    queue_depth: int = 1000
+    packet_size: int = 100
+    sessions: int = 10
+    probe_timeout_s: float = 1.0
+    warmup_s: float = 0.5
+    duration_s: float = 10.0
+    drain_s: float = 0.5
+    mea_count: int = 4
+    request_type: int = 0
+    seed: int = 0
+    target: str = "sim"
+
+    def __post_init__(self) -> None:
+        def fail(message: str) -> None:
+            raise GpintRunError(message)
+
+        if self.recovery not in RECOVERY:
+            fail(f"recovery must be one of {', '.join(RECOVERY)}, not {self.recovery!r}")
+        if self.target not in TARGETS:
+            fail(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        if not self.load_pps >= 0:
+            fail(f"load_pps must not be negative, not {self.load_pps}")
+        if self.capacity_pps is not None and not self.capacity_pps > 0:
+            fail(f"capacity_pps must be positive, not {self.capacity_pps}")
+        if self.sessions < 1:
+            fail(f"sessions must be at least 1, not {self.sessions}")
+        if not self.probe_timeout_s > 0:
+            fail(f"probe_timeout_s must be positive, not {self.probe_timeout_s}")
+        if not 0 <= self.mea_count <= 32:
+            fail(f"mea_count must be in [0, 32] values per switch, not {self.mea_count}")
+        if self.packet_size < 64:
+            fail(f"packet_size must be at least 64 bytes, not {self.packet_size}")
+        if not self.duration_s > self.warmup_s >= 0:
+            fail("duration_s must be longer than warmup_s, and warmup_s not negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def paths(self, topo: Topology | None = None) -> list[list[str]]:
+        """The planner's INT paths for this run (its topology and seed)."""
+        graph = (topo or run_topology(self)).switch_graph()
+        return plan(self.planner, graph, seed=derive_seed(self.seed, "planner"))
+
+
+@dataclass
+class GpintRunResult:
+    """What one run measured (the paper's metrics, section V-B)."""
+
+    config: dict[str, Any]
+    paths: int
+    path_lengths: list[int]
+    capacities_pps: dict[str, float]
+    sessions: list[dict[str, Any]]
+    background_sent: int
+    background_delivered: int
+    queue_drops: int
+    input_drops: int
+    link_losses: int
+    malformed_probes: int
+    wall_time_s: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def background_loss(self) -> float:
+        """The paper's packet loss ratio of the background traffic."""
+        sent = self.background_sent
+        return 1.0 - self.background_delivered / sent if sent else 0.0
+
+    def summary(self) -> dict[str, float]:
+        """Per-run means: failed probes over generated probes, failed
+        sessions, session latency (completed sessions), and the recovery
+        path ratio 100 |P_R| / |P|."""
+        done = [s for s in self.sessions if s["completed"]]
+        probes = sum(s["probes"] for s in self.sessions)
+        return {
+            "background_loss": self.background_loss,
+            "failed_probe_ratio": (sum(s["failed_probes"] for s in self.sessions) / probes
+                                   if probes else math.nan),
+            "failed_session_ratio": (1 - len(done) / len(self.sessions)
+                                     if self.sessions else math.nan),
+            "latency_s": (sum(s["latency_s"] for s in done) / len(done)) if done else math.nan,
+            "recovery_path_ratio": (100.0 * sum(s["recovery_sent"] for s in self.sessions)
+                                    / probes if probes else math.nan),
+            "sessions": len(self.sessions),
+        }
+
+
+def run_topology(cfg: GpintRunConfig) -> Topology:
+    """The run's network with every switch's processing capacity set."""
+    from topologies.generators import gpint_ws
+
+    topo = gpint_ws(n=cfg.n, k=cfg.ws_k, p=cfg.ws_p, seed=cfg.seed, hosts=cfg.hosts,
+                    link_loss=cfg.link_loss, queue_depth=cfg.queue_depth)
+    caps = derived_capacities(topo) if cfg.capacity_pps is None else {
+        name: cfg.capacity_pps for name in topo.switches}
+    for a, b in cfg.failed_links:
+        links = [ln for ln in topo.links if {ln.a, ln.b} == {a, b}]
+        if not links:
+            raise GpintRunError(f"failed_links: no link between {a} and {b} in {topo.name}")
+        for ln in links:
+            ln.loss = 1.0
+    for name, spec in topo.switches.items():
+        spec.processing_rate_pps = caps[name]
+    return topo
+
+
+def switch_loads(topo: Topology, load_pps: float) -> dict[str, float]:
+    """Background packets/s crossing each switch when ``load_pps`` flow
+    between uniformly random host pairs, split evenly over equal-cost next
+    hops at every switch as the routes' ECMP groups split flows
+    (``controller.routing``: every neighbour one hop closer)."""
+    graph = topo.switch_graph()
+    count: Counter[str] = Counter(topo.host_switch(h)[0] for h in topo.hosts)
+    hosts = sum(count.values())
+    if hosts < 2:
+        raise GpintRunError("the background traffic needs at least two hosts")
+    visits: Counter[str] = Counter()
+    for dst, h_dst in count.items():
+        dist = nx.single_source_shortest_path_length(graph, dst)
+        mass = {s: h * (h_dst - (1 if s == dst else 0)) for s, h in count.items()}
+        for u in sorted(dist, key=dist.__getitem__, reverse=True):
+            m = mass.get(u, 0.0)
+            if not m:
+                continue
+            visits[u] += m
+            nexts = [v for v in graph[u] if dist.get(v) == dist[u] - 1]
+            for v in nexts:
+                mass[v] = mass.get(v, 0.0) + m / len(nexts)
+    pairs = hosts * (hosts - 1)
+    return {name: load_pps * visits[name] / pairs for name in topo.switches}
+
+
+def derived_capacities(topo: Topology, load_pps: float = REFERENCE_LOAD_PPS,
+                       utilisation: float = REFERENCE_UTILISATION) -> dict[str, float]:
+    """Each switch's capacity: its load at ``load_pps`` over ``utilisation``
+    (module docstring)."""
+    caps = {name: load / utilisation
+            for name, load in switch_loads(topo, load_pps).items()}
+    floor = min((c for c in caps.values() if c > 0), default=load_pps)
+    return {name: c if c > 0 else floor for name, c in caps.items()}
+
+
+def configure_switches(net: Network, cfg: GpintRunConfig) -> None:
+    """gpint.p4's contract: switch id, monitor port, recovery and t_f per
+    switch; clone session 100 + p to port p for every port that may carry a
+    probe, a feedback or a copy (every linked port and the monitor's)."""
+    params = RECOVERY[cfg.recovery]
+    t_f_us = round((params or PAPER).t_f * 1e6)
+    for name, spec in net.topo.switches.items():
+        client = net.clients[name]
+        client.set_default_action(CONFIG_TABLE, CONFIG_ACTION, {
+            "switch_id": spec.device_id, "monitor_port": COLLECTOR_PORT,
+            "recovery": 1 if params is not None else 0, "t_f_us": t_f_us})
+        for port in [*spec.ports, COLLECTOR_PORT]:
+            client.write_clone_session(SESSION_BASE + port, [port])
+
+
+def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
+              on_session: Callable[[SessionResult], None] | None = None) -> GpintRunResult:
+    """Build, configure, run and measure one run on ``cfg.target``."""
+    topo = run_topology(cfg)
+    capacities = {name: spec.processing_rate_pps or 0.0 for name, spec in topo.switches.items()}
+    paths = cfg.paths(topo)
+    label = f"gpint-{cfg.planner}-{cfg.recovery}-n{cfg.n}-seed{cfg.seed}"
+    net = open_network(cfg.target, topo, PROGRAM, seed=cfg.seed, live=live, label=label)
+    t_wall = time.perf_counter()
+    with net:
+        net.install_routes()
+        configure_switches(net, cfg)
+        ids = {name: spec.device_id for name, spec in topo.switches.items()}
+        monitor = Monitor(topo, paths, net.clock, net.send_to_switch,
+                          recovery=RECOVERY[cfg.recovery], request_type=cfg.request_type,
+                          mea_ranges={name: (0, cfg.mea_count) for name in topo.switches},
+                          switch_ids=ids, probe_timeout_s=cfg.probe_timeout_s,
+                          on_session=on_session)
+        net.attach_collector(monitor.on_frames)
+        _background(net, cfg)
+        t0 = net.start_traffic()
+        clock = net.clock
+
+        def begin() -> None:
+            with net.app_lock:
+                monitor.start(cfg.sessions)
+
+        clock.call_later(t0 + cfg.warmup_s - clock.now(), begin)
+        clock.call_later(t0 + cfg.duration_s - clock.now(), monitor.stop)
+        net.run_traffic(cfg.duration_s, cfg.drain_s)
+        with net.app_lock:
+            monitor.stop()
+        counters = net.finish()
+    return GpintRunResult(
+        config=cfg.to_dict(), paths=len(paths), path_lengths=[len(p) for p in paths],
+        capacities_pps=capacities,
+        sessions=[_session_row(s) for s in monitor.results],
+        background_sent=counters.sent, background_delivered=counters.delivered,
+        queue_drops=counters.queue_drops, input_drops=counters.input_drops,
+        link_losses=counters.link_losses,
+        malformed_probes=monitor.stats.malformed_total,
+        wall_time_s=time.perf_counter() - t_wall, extra=dict(counters.extra))
+
+
+def _background(net: Network, cfg: GpintRunConfig) -> None:
+    """Every host sends ``load_pps / hosts`` UDP packets/s to random others."""
+    from traffic.schedules import flows_to_random_servers
+
+    hosts = list(net.topo.hosts.values())
+    if not hosts or not cfg.load_pps:
+        return
+    pps = cfg.load_pps / len(hosts)
+    duration_us = round(cfg.duration_s * 1e6)
+    for h in hosts:
+        others = [o for o in hosts if o.name != h.name]
+        sched = flows_to_random_servers(h, others, pps * cfg.packet_size * 8, cfg.packet_size,
+                                        duration_us, derive_seed(cfg.seed, "traffic", h.name),
+                                        arrivals="poisson")
+        net.add_sender(h.name, sched, seed=derive_seed(cfg.seed, "loss", h.name, 0))
+        net.add_receiver(h.name)
+
+
+def _session_row(s: SessionResult) -> dict[str, Any]:
+    return {"session": s.number, "completed": s.completed, "latency_s": s.latency,
+            "probes": len(s.paths), "probes_sent": s.probes_sent,
+            "recovery_sent": s.recovery_sent, "failed_probes": s.failed_probes,
+            "feedbacks": s.feedbacks, "notices": s.notices,
+            "unavailable": sorted(str(c) for c, v in s.status.items() if v == "unavailable")}

@@ -1,0 +1,80 @@
+"""GPINT's run on the sim target end to end: planner, gpint.p4 on every
+switch, the monitor on the collector host, background traffic, recovery."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from orchestration.systems.gpint import (
+    GpintRunConfig,
+    GpintRunError,
+    derived_capacities,
+    run_gpint,
+    switch_loads,
+)
+from topologies.generators import gpint_ws
+
+SMALL = {"n": 10, "hosts": 20, "planner": "gpint-3", "load_pps": 2000.0, "duration_s": 2.0,
+         "warmup_s": 0.2, "sessions": 2, "mea_count": 2}
+
+
+def test_switch_loads_add_up_to_the_mean_path_length() -> None:
+    """Summed over switches, the load is the rate times the mean number of
+    switches a packet crosses, which a BFS over host pairs gives directly."""
+    import itertools
+
+    import networkx as nx
+
+    topo = gpint_ws(n=12, hosts=24, seed=3)
+    graph = topo.switch_graph()
+    home = [topo.host_switch(h)[0] for h in topo.hosts]
+    dist = dict(nx.all_pairs_shortest_path_length(graph))
+    hops = [dist[a][b] + 1 for a, b in itertools.permutations(home, 2)]
+    loads = switch_loads(topo, 1000.0)
+    assert sum(loads.values()) == pytest.approx(1000.0 * sum(hops) / len(hops), rel=1e-9)
+    caps = derived_capacities(topo, 1000.0, 0.5)
+    assert all(caps[s] == pytest.approx(2 * loads[s]) for s in loads if loads[s] > 0)
+
+
+def test_sessions_complete_without_loss() -> None:
+    r = run_gpint(GpintRunConfig(**SMALL))
+    s = r.summary()
+    assert s["sessions"] == 2 and s["failed_session_ratio"] == 0 and s["failed_probe_ratio"] == 0
+    assert 0 < s["latency_s"] < 0.5
+    assert r.background_sent > 0 and r.background_loss == 0.0
+    assert r.malformed_probes == 0
+    # every switch of every path reported once per session
+    assert all(row["failed_probes"] == 0 for row in r.sessions)
+
+
+def test_a_dead_link_is_recovered_and_named() -> None:
+    cfg = GpintRunConfig(**SMALL, recovery="ft")
+    path = next(p for p in cfg.paths() if len(p) >= 3)
+    dead = (path[1], path[2])
+    r = run_gpint(GpintRunConfig(**{**SMALL, "recovery": "ft", "failed_links": (dead,)}))
+    assert r.sessions and all(row["completed"] for row in r.sessions), r.sessions
+    assert sum(row["recovery_sent"] for row in r.sessions) >= 1
+    assert any(str(tuple(sorted(dead))) in row["unavailable"] for row in r.sessions), r.sessions
+
+
+def test_without_recovery_a_dead_link_fails_the_session() -> None:
+    cfg = GpintRunConfig(**SMALL)
+    path = next(p for p in cfg.paths() if len(p) >= 3)
+    r = run_gpint(GpintRunConfig(**{**SMALL, "failed_links": ((path[1], path[2]),),
+                                    "sessions": 1}))
+    s = r.summary()
+    assert s["failed_session_ratio"] == 1.0 and s["failed_probe_ratio"] > 0
+    assert math.isnan(s["latency_s"])
+
+
+@pytest.mark.parametrize("kw, text", [
+    ({"recovery": "maybe"}, "recovery must be one of off, paper, ft"),
+    ({"target": "tofino"}, "target must be one of sim, mininet, bmv2"),
+    ({"sessions": 0}, "sessions must be at least 1"),
+    ({"failed_links": (("s1", "s99"),)}, "no link between s1 and s99"),
+])
+def test_bad_configurations(kw: dict, text: str) -> None:
+    with pytest.raises(GpintRunError, match=text.replace("(", r"\(")):
+        run_gpint(GpintRunConfig(**{**SMALL, **kw}))
