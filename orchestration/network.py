@@ -120,6 +120,10 @@ class Network(Protocol):
         ``COLLECTOR_PORT`` of ``switch`` (a monitor starting a probe there).
         Needs ``attach_collector`` first."""
 
+    def fail_link(self, a: str, b: str) -> None:
+        """From now on the link between switches ``a`` and ``b`` carries
+        nothing, in both directions (a link failure mid-run)."""
+
     def tap_transmitted(self, tap: Tap) -> None:
         """See every frame a switch transmits on a data link (ground truth;
         not the collector port). Sim taps run as frames leave; live targets

@@ -312,6 +312,21 @@ class SimNetwork:
         return {(name, port): ep.tx_packets for name, sw in self.switches.items()
                 for port, ep in sw.ports.items() if port in self.topo.switches[name].ports}
 
+    def fail_link(self, a: str, b: str) -> None:
+        """Both wires of the link lose every packet from now on."""
+        links = [ln for ln in self.topo.links if {ln.a, ln.b} == {a, b}]
+        if not links:
+            raise TargetError(f"no link between {a} and {b}")
+        for ln in links:
+            for node, port in ((ln.a, ln.a_port), (ln.b, ln.b_port)):
+                if node in self.switches:
+                    wire = self.switches[node].ports[port].wire
+                else:
+                    nic = self.hosts[node].nic
+                    wire = nic.wire if nic is not None else None
+                if wire is not None:
+                    wire.loss = 1.0
+
     # --------------------------------------------------------------- stats
 
     def link_stats(self) -> list[LinkStats]:

@@ -138,9 +138,11 @@ def decode_device_config(data: bytes) -> tuple[str, str]:
 
 def _check_p4info(p4info: Any, program: Any) -> None:
     """A given P4Info must describe the program: every table and action it
-    names exists (other objects the service skips when it does not find them)."""
+    names exists in the program description (actions called directly from a
+    control included, as p4c lists them); other objects the service skips
+    when it does not find them."""
     tables = {t.info.name for t in program.tables}
-    actions = set(program.action_names)
+    actions = {a.name for a in program.schema.actions} | set(program.action_names)
     for t in p4info.tables:
         if t.preamble.name not in tables:
             raise P4RuntimeServiceError(

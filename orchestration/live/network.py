@@ -592,6 +592,20 @@ class LiveNetwork:
         self._frame_tap = FrameTap(ifaces, self.host_pid(COLLECTOR_HOST), on_frames)
         self._frame_tap.start()
 
+    def fail_link(self, a: str, b: str) -> None:
+        """Take both ends of the link down (``ip link set ... down``): a
+        real link failure, which the switches see as a dead port."""
+        ifaces = [self.switches[n].ports[p]
+                  for ln in self.topo.links if {ln.a, ln.b} == {a, b}
+                  for n, p in ((ln.a, ln.a_port), (ln.b, ln.b_port)) if n in self.switches]
+        if not ifaces:
+            raise LiveTargetError(f"no link between {a} and {b}")
+        for iface in ifaces:
+            out = subprocess.run(["ip", "link", "set", "dev", iface, "down"],
+                                 capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                raise LiveTargetError(f"cannot take {iface} down: {out.stderr.strip()}")
+
     def tap_transmitted(self, tap: Tap) -> None:
         """Replayed from the switches' out pcaps in ``finish()``."""
         if self.pcap_dir is None:

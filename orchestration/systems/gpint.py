@@ -61,7 +61,9 @@ class GpintRunConfig:
     r_a 10) or 'ft' (GPINT-FT: 0.4 s, 2). ``mea_count``: counter values each
     switch inserts. ``capacity_pps`` None: ``derived_capacities``.
     ``failed_links``: switch pairs whose link drops every packet (a failure
-    in the middle of the network, both directions). ``probe_timeout_s``:
+    in the middle of the network, both directions), from the start or, with
+    ``fail_at_s``, from that many seconds after the traffic starts (a
+    failure mid-session: ``Network.fail_link``). ``probe_timeout_s``:
     without recovery, how long the monitor waits for a probe before the
     session counts as failed. A session still running when the traffic ends
     is not counted."""
@@ -76,6 +78,7 @@ class GpintRunConfig:
     capacity_pps: float | None = None
     link_loss: float = 0.0
     failed_links: tuple[tuple[str, str], ...] = ()
+    fail_at_s: float | None = None
     queue_depth: int = 1000
     packet_size: int = 100
     sessions: int = 10
@@ -108,6 +111,8 @@ class GpintRunConfig:
             fail(f"mea_count must be in [0, 32] values per switch, not {self.mea_count}")
         if self.packet_size < 64:
             fail(f"packet_size must be at least 64 bytes, not {self.packet_size}")
+        if self.fail_at_s is not None and not 0 <= self.fail_at_s < self.duration_s:
+            fail(f"fail_at_s must be within the traffic's duration, not {self.fail_at_s}")
         if not self.duration_s > self.warmup_s >= 0:
             fail("duration_s must be longer than warmup_s, and warmup_s not negative")
 
@@ -175,8 +180,9 @@ def run_topology(cfg: GpintRunConfig) -> Topology:
         links = [ln for ln in topo.links if {ln.a, ln.b} == {a, b}]
         if not links:
             raise GpintRunError(f"failed_links: no link between {a} and {b} in {topo.name}")
-        for ln in links:
-            ln.loss = 1.0
+        if cfg.fail_at_s is None:
+            for ln in links:
+                ln.loss = 1.0
     for name, spec in topo.switches.items():
         spec.processing_rate_pps = caps[name]
     return topo
@@ -261,6 +267,9 @@ def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
                 monitor.start(cfg.sessions)
 
         clock.call_later(t0 + cfg.warmup_s - clock.now(), begin)
+        if cfg.fail_at_s is not None:
+            for a, b in cfg.failed_links:
+                clock.call_later(t0 + cfg.fail_at_s - clock.now(), net.fail_link, a, b)
         clock.call_later(t0 + cfg.duration_s - clock.now(), monitor.stop)
         net.run_traffic(cfg.duration_s, cfg.drain_s)
         with net.app_lock:

@@ -78,3 +78,14 @@ def test_without_recovery_a_dead_link_fails_the_session() -> None:
 def test_bad_configurations(kw: dict, text: str) -> None:
     with pytest.raises(GpintRunError, match=text.replace("(", r"\(")):
         run_gpint(GpintRunConfig(**{**SMALL, **kw}))
+
+
+def test_a_link_failing_mid_session_is_recovered() -> None:
+    """The link dies while the first session's probes are on their way
+    (Network.fail_link); recovery completes that session and the next."""
+    cfg = GpintRunConfig(**SMALL, recovery="ft")
+    path = next(p for p in cfg.paths() if len(p) >= 3)
+    r = run_gpint(GpintRunConfig(**{**SMALL, "recovery": "ft", "failed_links":
+                                    ((path[1], path[2]),), "fail_at_s": SMALL["warmup_s"]}))
+    assert len(r.sessions) == 2 and all(row["completed"] for row in r.sessions), r.sessions
+    assert sum(row["recovery_sent"] for row in r.sessions) >= 1

@@ -488,3 +488,17 @@ def test_bench_grpc_writes_reports_rates():
     assert (report["entries"], report["writes"], report["batch"]) == (40, 80, 10)
     for key in ("client_single", "raw_single", "raw_batched"):
         assert report[f"{key}_writes_per_s"] > 0
+
+
+def test_a_program_with_directly_called_actions_takes_its_own_p4info(empty_rig):
+    """P4Info lists actions a control calls directly (gpint.p4's free_slot),
+    as p4c does; the server must accept the P4Info built for the program."""
+    transport = empty_rig.transport((0, 1))
+    assert transport.arbitrate().status.code == 0
+    gpint = program_path("gpint")
+    p4info = build_p4info(compile_file(gpint).schema)
+    assert "MyIngress.free_slot" in {a.preamble.name for a in p4info.actions}
+    from dataplane.compiler.frontend.preprocess import flatten_includes
+
+    transport.set_pipeline(p4info, device_config("gpint", flatten_includes(gpint)))
+    assert empty_rig.server.switch.program.name == "gpint"
