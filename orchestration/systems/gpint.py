@@ -59,7 +59,10 @@ class GpintRunError(IntbedError):
 class GpintRunConfig:
     """Every parameter of one run. ``recovery``: 'off', 'paper' (t_f 1.5 s,
     r_a 10) or 'ft' (GPINT-FT: 0.4 s, 2). ``mea_count``: counter values each
-    switch inserts. ``capacity_pps`` None: ``derived_capacities``.
+    switch inserts besides its DLV entry (switch id, queue depth); 0 by
+    default, since a probe carries at most 128 values and Euler's paths reach
+    195 switches on 100-switch networks (section V-A), so only the DLV fits
+    every planner alike. ``capacity_pps`` None: ``derived_capacities``.
     ``failed_links``: switch pairs whose link drops every packet (a failure
     in the middle of the network, both directions), from the start or, with
     ``fail_at_s``, from that many seconds after the traffic starts (a
@@ -86,7 +89,7 @@ class GpintRunConfig:
     warmup_s: float = 0.5
     duration_s: float = 10.0
     drain_s: float = 0.5
-    mea_count: int = 4
+    mea_count: int = 0
     request_type: int = 0
     seed: int = 0
     target: str = "sim"
