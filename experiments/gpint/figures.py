@@ -135,6 +135,8 @@ def fitting_mea_count(cfg: GpintRunConfig) -> int:
     values per switch, and the paper sizes probes for Euler's paths."""
     from topologies.generators import gpint_ws
 
+    if cfg.mea_count == 0:
+        return 0
     graph = gpint_ws(n=cfg.n, k=cfg.ws_k, p=cfg.ws_p, seed=cfg.seed,
                      hosts=cfg.hosts).switch_graph()
     longest = max(len(path) for path in plan(cfg.planner, graph,
@@ -412,7 +414,9 @@ def common(planners: list[str], loads: list[float], ft: bool = False,
               check=_cfg_check("sessions")),
         Param("duration_s", 30.0, "traffic time per run (s): long enough for the sessions",
               quick=3.0, check=_cfg_check("duration_s")),
-        Param("mea_count", 4, "counter values per switch (lowered where a path cannot hold them)",
+        Param("mea_count", GpintRunConfig().mea_count,
+              "counter values per switch besides its DLV entry (the run's default: the same "
+              "for every planner; lowered where a path cannot hold them)",
               check=_cfg_check("mea_count")),
     ]
     return out
