@@ -103,3 +103,35 @@ def test_quick_fig9_writes_metrics_and_headlines(tmp_path: Path) -> None:
     low = heads["failed probes at 10k pps, every planner (max)"]
     assert low["paper"] == 2.0 and 0.0 <= low["ours"] <= 100.0
     assert "fewer than the paper's 20" in (out / "summary.md").read_text()
+
+
+# One size, two planners (one per family), one short session: each figure's
+# whole pipeline (sweep, aggregation, plot, headlines) in 10-20 s.
+SMALL = {"sizes": "20", "repetitions": "1", "sessions": "1", "duration_s": "2.0"}
+SMALL_PLANNERS = {"gpint-fig8": None, "gpint-fig12": "gpint-3,snmp",
+                  "gpint-fig14": "gpint-3-ft,snmp", "gpint-fig15": "gpint-3-ft,snmp"}
+
+
+@pytest.mark.parametrize("name", FIGS)
+def test_every_figure_runs_small_and_its_numbers_are_ratios(tmp_path: Path, name: str) -> None:
+    overrides = dict(SMALL)
+    planners = SMALL_PLANNERS.get(name, "gpint-3,snmp")
+    if planners is not None:
+        overrides["planners"] = planners
+    if name in WITH_PDPS:
+        overrides["pdps"] = "0.1"
+    out = run_experiment(name, overrides, quick=True, out=tmp_path / name)
+    for f in ("config.json", "metrics.csv", "figure.png", "figure.svg", "summary.md",
+              "summary.json"):
+        assert (out / f).stat().st_size > 0, f
+    rows = list(csv.DictReader((out / "metrics.csv").open()))
+    assert rows
+    for row in rows:
+        for key in ("background_loss", "failed_probe_ratio", "failed_session_ratio"):
+            v = float(row[key])
+            assert math.isnan(v) or 0.0 <= v <= 1.0, (key, v)
+        latency = float(row["latency_s"])
+        assert math.isnan(latency) or 0.0 < latency < 2.0  # within the 2 s of traffic
+        assert float(row["recovery_path_ratio"]) >= 0.0
+    heads = json.loads((out / "summary.json").read_text())["headlines"]
+    assert heads and all(set(h) == {"name", "ours", "paper", "unit"} for h in heads)
