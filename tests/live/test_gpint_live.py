@@ -30,6 +30,9 @@ def test_a_link_failed_mid_session_is_recovered(clean: None, tmp_path: Path) -> 
     r = run_gpint(cfg, live=LiveOptions(results_dir=tmp_path))
     assert len(r.sessions) == 2, r.sessions
     assert all(row["completed"] for row in r.sessions), r.sessions
-    assert all(row["recovery_sent"] >= 1 and row["notices"] >= 1 for row in r.sessions)
-    assert all(str(tuple(sorted(dead))) in row["unavailable"] for row in r.sessions)
+    # The link goes down as the first session starts: its probe may still
+    # cross it (``ip link set down`` takes a few ms); the second one cannot.
+    last = r.sessions[-1]
+    assert last["recovery_sent"] >= 1 and last["notices"] >= 1, r.sessions
+    assert str(tuple(sorted(dead))) in last["unavailable"], r.sessions
     assert r.malformed_probes == 0 and r.background_sent > 0
