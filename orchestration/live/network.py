@@ -82,6 +82,7 @@ SHAPER_BACKLOG_BITS = 1000 * 1500 * 8
 IFNAMSIZ = 15  # characters of an interface name (16 with the NUL)
 READY_TIMEOUT_S = 60.0  # 2 cores starting a dozen Python switches take a while
 HOST_STOP_S = 3.0
+HOST_CMDS_PER_LINE = 20  # "ip neigh replace ..." commands per shell line (< 4095 chars)
 
 _active: set[LiveNetwork] = set()  # started and not yet stopped, for atexit
 
@@ -401,9 +402,12 @@ class LiveNetwork:
             cmds = [f"ip route replace default dev {iface}"]
             cmds += [f"ip neigh replace {h.ip} lladdr {h.mac} dev {iface} nud permanent"
                      for other, h in hosts.items() if other != name]
-            out = node.cmd("; ".join(cmds))
-            if out.strip():
-                raise LiveTargetError(f"host {name}: {out.strip().splitlines()[-1]}")
+            # A host's shell reads one terminal line of at most 4095
+            # characters: with dozens of neighbours, send them in chunks.
+            for i in range(0, len(cmds), HOST_CMDS_PER_LINE):
+                out = node.cmd("; ".join(cmds[i:i + HOST_CMDS_PER_LINE]))
+                if out.strip():
+                    raise LiveTargetError(f"host {name}: {out.strip().splitlines()[-1]}")
             disable_offloads(iface, node.pid)
         if self.with_collector:
             node = self.net[COLLECTOR_HOST]
