@@ -66,6 +66,27 @@ class Param:
                                   f"{kind.__name__}") from None
 
 
+Check = Callable[[Any, dict[str, Any]], "str | None"]
+
+
+def config_check(config: Callable[..., Any], field: str, scale: float = 1.0,
+                 **setup: Any) -> Check:
+    """A ``Param`` check answered by a system's run configuration (the one
+    place its rules are written): ``config(field=value * scale, **setup)``
+    for the value, or for each value of a list; its error message, or None."""
+    def check(v: Any, p: dict[str, Any]) -> str | None:
+        values = v if isinstance(v, list | tuple) else [v]
+        if not values:
+            return "give at least one value"
+        for x in values:
+            try:
+                config(**{field: x * scale if scale != 1.0 else x}, **setup)
+            except IntbedError as exc:
+                return exc.message
+        return None
+    return check
+
+
 @dataclass
 class Headline:
     """A number the paper states, beside ours (``summary.json`` record)."""

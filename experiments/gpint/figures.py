@@ -21,16 +21,17 @@ from typing import Any
 import numpy as np
 
 import orchestration.systems.gpint as gpint_run
-from common.errors import IntbedError
 from common.seeds import derive_seed
 from controller.gpint.planners import PLANNERS, plan
 from controller.gpint.probe import MAX_VALUES, ProbeBuildError
 from experiments.framework import (
+    Check,
     Context,
     Experiment,
     Headline,
     Param,
     Result,
+    config_check,
     register,
     write_csv,
 )
@@ -345,20 +346,10 @@ RECOVERY_PATHS = ("recovery_path_ratio", "recovery paths / INT paths (%)")
 # --------------------------------------------------------------- params
 
 
-def _cfg_check(field: str) -> Callable[[Any, dict[str, Any]], str | None]:
-    """A check answered by ``GpintRunConfig`` (where run parameters are
-    validated): ``field`` set to the value, or to each of a list's."""
-    def check(v: Any, p: dict[str, Any]) -> str | None:
-        values = v if isinstance(v, list | tuple) else [v]
-        if not values:
-            return "give at least one value"
-        for x in values:
-            try:
-                GpintRunConfig(**{field: x})
-            except IntbedError as exc:
-                return exc.message
-        return None
-    return check
+def _cfg_check(field: str) -> Check:
+    """``GpintRunConfig`` checks ``field`` (the one place run parameters are
+    validated)."""
+    return config_check(GpintRunConfig, field)
 
 
 def _sizes_check(v: Any, p: dict[str, Any]) -> str | None:

@@ -3,30 +3,15 @@ configuration so that each rule is written once (``RunConfig``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from common.errors import IntbedError
+from experiments.framework import Check, config_check
 from orchestration.systems.intlabel.config import RunConfig
-
-Check = Callable[[Any, dict[str, Any]], "str | None"]
 
 
 def run_check(field: str, scale: float = 1.0, **setup: Any) -> Check:
-    """A parameter check that asks ``RunConfig`` (the one place INT-label's
-    run parameters are validated): ``field`` set to the value, or to each
-    value of a list, times ``scale``, with ``setup`` besides."""
-    def check(v: Any, p: dict[str, Any]) -> str | None:
-        values = v if isinstance(v, list | tuple) else [v]
-        if not values:
-            return "give at least one value"
-        for x in values:
-            try:
-                RunConfig(**{field: x * scale if scale != 1.0 else x}, **setup)
-            except IntbedError as exc:
-                return exc.message
-        return None
-    return check
+    """``RunConfig`` checks ``field`` (times ``scale``, with ``setup``)."""
+    return config_check(RunConfig, field, scale, **setup)
 
 
 def positive_list(what: str) -> Check:
