@@ -70,6 +70,7 @@ class SimNetwork:
     pcap_dir: Path | None = None
     _collector_nics: dict[str, HostNic] = field(default_factory=dict)
     _pcap_writers: dict[tuple[str, int], Any] = field(default_factory=dict)
+    _all_port_taps: list[Tap] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.topo.validate()
@@ -103,8 +104,12 @@ class SimNetwork:
                     self.pcap_dir / f"{switch}-eth{port}_out.pcap")  # type: ignore[operator]
             w.write(frame, t_ns)
 
+        self._all_port_taps.append(write)
         for sw in self.switches.values():
             sw.taps.append(write)
+            for ep in sw.ports.values():
+                if ep.taps is not sw.taps:  # the collector port's reports too
+                    ep.taps.append(write)
 
     def __enter__(self) -> SimNetwork:
         self.start()
@@ -176,14 +181,10 @@ class SimNetwork:
         host.handlers.append(lambda _host, frame, now_ns: handler([(frame, now_ns / 1e9)]))
 
     def tap_transmitted(self, tap: Tap) -> None:
-        """Every frame a switch transmits on a data link (the collector port's
-        reports are not user traffic)."""
-        def data_only(t_ns: int, switch: str, port: int, frame: bytes) -> None:
-            if port != COLLECTOR_PORT:
-                tap(t_ns, switch, port, frame)
-
+        """Every frame a switch transmits on a data link: the collector port
+        has taps of its own (``collector_host``), so reports are not seen."""
         for sw in self.switches.values():
-            sw.taps.append(data_only)
+            sw.taps.append(tap)
 
     def collector_host(self, *, bandwidth_mbps: float = 10_000.0, delay_us: float = 100.0,
                        delays_us: Mapping[str, float] | None = None) -> SimHost:
@@ -197,7 +198,9 @@ class SimNetwork:
             wire = Wire(self.sim, host, 0, bandwidth_bps=round(bandwidth_mbps * 1_000_000),
                         delay_ns=round(d * NS_PER_US), loss=0.0,
                         rng=stream(self.seed, "collector", name))
-            sw.add_port(COLLECTOR_PORT, wire, depth=1024)
+            ep = sw.add_port(COLLECTOR_PORT, wire, depth=1024)
+            # Reports are not data-link traffic: only all-port taps (pcaps) see them.
+            ep.taps = list(self._all_port_taps)
             # The way back: what the collector (a monitor) sends to this switch.
             up = Wire(self.sim, sw, COLLECTOR_PORT,
                       bandwidth_bps=round(bandwidth_mbps * 1_000_000),

@@ -67,7 +67,7 @@ class EgressPort:
     """A switch port's egress FIFO and transmitter."""
 
     __slots__ = ("sim", "switch", "port", "queue", "depth", "gap_ns", "wire", "busy", "free_at",
-                 "drops", "tx_packets", "tx_bytes", "max_depth")
+                 "drops", "tx_packets", "tx_bytes", "max_depth", "taps")
 
     def __init__(self, sim: Simulator, switch: SimSwitch, port: int, wire: Wire | None, *,
                  depth: int = 64, rate_pps: float | None = None) -> None:
@@ -85,6 +85,9 @@ class EgressPort:
         self.tx_packets = 0
         self.tx_bytes = 0
         self.max_depth = 0
+        # Who sees what this port transmits: the switch's data-port taps (one
+        # list shared by its ports) unless the owner gives the port its own.
+        self.taps: list[Tap] = switch.taps
 
     def set_rate(self, rate_pps: float | None) -> None:
         """BMv2 ``set_queue_rate``: at most ``rate_pps`` dequeues per second
@@ -120,8 +123,9 @@ class EgressPort:
         for _port, packet in out:
             self.tx_packets += 1
             self.tx_bytes += len(packet)
-            if sw.taps:
-                for tap in sw.taps:
+            taps = self.taps
+            if taps:
+                for tap in taps:
                     tap(now, sw.name, self.port, packet)
             if self.wire is not None:
                 ser = self.wire.serialization_ns(len(packet))
@@ -185,10 +189,15 @@ class SimSwitch:
         if not self.proc_gap_ns:
             self.ingress(port, packet)
             return
+        self._queue_input((port, packet))
+
+    def _queue_input(self, item: tuple[Any, ...]) -> None:
+        """The processing-limited input buffer: ``ingress(*item)`` in turn,
+        one every ``proc_gap_ns``; tail drop when full."""
         if len(self.input) >= self.input_depth:
             self.input_drops += 1
             return
-        self.input.append((port, packet))
+        self.input.append(item)
         if not self.input_busy:
             self.input_busy = True
             self.sim.after_ns(self.proc_gap_ns, self._serve_input)
@@ -204,16 +213,10 @@ class SimSwitch:
         self.sim.after_ns(self.recirculation_ns, self._reenter, item)
 
     def _reenter(self, item: tuple[Any, ...]) -> None:
-        if not self.proc_gap_ns:
+        if self.proc_gap_ns:
+            self._queue_input(item)
+        else:
             self.ingress(*item)
-            return
-        if len(self.input) >= self.input_depth:
-            self.input_drops += 1
-            return
-        self.input.append(item)
-        if not self.input_busy:
-            self.input_busy = True
-            self.sim.after_ns(self.proc_gap_ns, self._serve_input)
 
     def _serve_input(self) -> None:
         item = self.input.popleft()

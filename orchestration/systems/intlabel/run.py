@@ -84,8 +84,8 @@ class _Run:
         self.net = net
         self.stack = stack
         self.stores = stores
-        self.truth = GroundTruth(round(cfg.Ti_ms * 1e6), cfg.max_hop,
-                                 skip_ports=(COLLECTOR_PORT,))
+        # Networks tap data links only: no collector port to skip.
+        self.truth = GroundTruth(round(cfg.Ti_ms * 1e6), cfg.max_hop)
         self.reported: set[bytes] = set()
         self.names: dict[int, str] = {}
         self.collector: Collector | None = None
