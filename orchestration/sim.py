@@ -80,8 +80,13 @@ class SimNetwork:
     def for_run(cls, topo: Topology, program: str | CompiledProgram, *, seed: int = 0,
                 pcap_dir: str | Path | None = None, **options: Any) -> SimNetwork:
         """The registry's constructor: ``program`` by name, path or compiled;
-        ``pcap_dir``: record every port's transmitted frames there. Live-target
-        options such as ``live`` or ``label`` are accepted and ignored."""
+        ``pcap_dir``: record every port's transmitted frames there. The live
+        targets' ``live`` and ``label`` mean nothing here and are ignored;
+        any other option is an error, not silently dropped."""
+        unknown = sorted(set(options) - {"live", "label"})
+        if unknown:
+            raise TargetError(f"the sim target has no option {', '.join(unknown)} "
+                              "(it takes: pcap_dir)")
         net = cls(topo, _compiled(program), seed=seed)
         if pcap_dir is not None:
             net.record_pcaps(pcap_dir)

@@ -122,3 +122,9 @@ def test_the_collector_host_reaches_every_switch(target: str, clean: None,
         net.run(0.5 if net.host_kernels else 0.01)
     echoes = [e for e in map(parse_echo, got) if e is not None and e[0] == 8 and e[1] == 7]
     assert len(echoes) == 2  # one through s1 then s2, one through s2 alone
+
+
+def test_an_option_the_sim_target_does_not_have_is_refused() -> None:
+    with pytest.raises(IntbedError, match=r"the sim target has no option pcap \(it takes: "
+                                          r"pcap_dir\)"):
+        open_network("sim", build_topology("line", n=2), "l3_forward", pcap=True)

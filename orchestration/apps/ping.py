@@ -8,11 +8,9 @@ from dataclasses import dataclass
 import networkx as nx
 
 from common.checksum import internet_checksum
+from dataplane.targets.sim.events import NS_PER_S, NS_PER_US
 from orchestration.network import FrameHandler, Network
 from topologies.model import Topology
-
-NS_PER_S = 1_000_000_000
-NS_PER_US = 1_000
 
 ETH = struct.Struct("!6s6sH")
 IPV4 = struct.Struct("!BBHHHBBH4s4s")
