@@ -3,6 +3,7 @@ packet_in/packet_out methods, with P4's copy-in/copy-out semantics."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from dataplane.compiler import schema as sc
@@ -1085,9 +1086,18 @@ class ExternMixin:
             return
         if isinstance(st, StackT):
             es = slots(st.elem)
-            for i in range(st.size):
-                chunk = parts[1 + i * es:1 + (i + 1) * es]
-                self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
+            chunks = [parts[1 + i * es:1 + (i + 1) * es] for i in range(st.size)]
+            guard = _any_valid_guard([c[0] for c in chunks]) if isinstance(
+                strip(st.elem), HeaderT) else None
+            if guard is None:
+                for chunk in chunks:
+                    self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
+                return
+            # One C-level scan of the validity slots skips a stack no packet
+            # filled (a long probe stack on every plain packet).
+            with self.w.block(f"if {guard}"):
+                for chunk in chunks:
+                    self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
             return
         if isinstance(st, TupleT):
             k = 0
@@ -1097,6 +1107,24 @@ class ExternMixin:
                 k += n
             return
         raise self.err(node, f"emit needs a header, stack, union or struct, not {t}")
+
+
+_SLOT = re.compile(r"^(\w+)\[(\d+)\]$")
+
+
+def _any_valid_guard(valid: list[str]) -> str | None:
+    """``any(s[a:b:k])`` when the stack's validity slots are one array at a
+    constant stride (worth it from four elements on), else None."""
+    if len(valid) < 4:
+        return None
+    found = [_SLOT.match(v) for v in valid]
+    if not all(found) or len({m.group(1) for m in found if m}) != 1:
+        return None
+    idx = [int(m.group(2)) for m in found if m]
+    stride = idx[1] - idx[0]
+    if stride <= 0 or any(b - a != stride for a, b in zip(idx, idx[1:])):
+        return None
+    return f"any({found[0].group(1)}[{idx[0]}:{idx[-1] + 1}:{stride}])"
 
 
 def header_leaves(t: Type, base: int = 0) -> list[tuple[int, int, Type]]:
