@@ -164,6 +164,11 @@ class Network(Protocol):
                     on_running: Callable[[Network], None] | None = None) -> None:
         """Let the traffic play for ``duration_s`` then drain ``drain_s``."""
 
+    def end_traffic(self) -> None:
+        """End the traffic phase now, before ``duration_s`` (an app that got
+        what it came for): senders stop, ``run_traffic`` drains ``drain_s``
+        and returns, ``finish`` counts only the packets sent."""
+
     def finish(self) -> TrafficCounters:
         """Stop the traffic and the switches, replay taps, read counters."""
 

@@ -71,6 +71,8 @@ class SimNetwork:
     _collector_nics: dict[str, HostNic] = field(default_factory=dict)
     _pcap_writers: dict[tuple[str, int], Any] = field(default_factory=dict)
     _all_port_taps: list[Tap] = field(default_factory=list)
+    _playbacks: list[Any] = field(default_factory=list)
+    _ended_early: bool = False
 
     def __post_init__(self) -> None:
         self.topo.validate()
@@ -289,19 +291,32 @@ class SimNetwork:
     def start_traffic(self) -> float:
         from orchestration.apps.traffic import play
 
-        for host, sender in self._senders:
-            play(self.sim, self.hosts[host], sender)
+        self._playbacks = [play(self.sim, self.hosts[host], sender)
+                           for host, sender in self._senders]
         return self.sim.now()
 
     def run_traffic(self, duration_s: float, drain_s: float,
                     on_running: Callable[[Network], None] | None = None) -> None:
         if on_running is not None:
             on_running(self)
+        end = self.sim.now_ns + round((duration_s + drain_s) * NS_PER_S)
         self.run(duration_s + drain_s)
+        if self._ended_early and self.sim.now_ns < end:
+            self.run(drain_s)
+
+    def end_traffic(self) -> None:
+        """Senders stop now; ``run_traffic`` drains and returns."""
+        if self._ended_early or not self._playbacks:
+            return
+        self._ended_early = True
+        for p in self._playbacks:
+            p.cancel()
+        self.sim.stop()
 
     def finish(self) -> TrafficCounters:
         return TrafficCounters(
-            sent=sum(len(s.schedule) for _, s in self._senders),
+            sent=(sum(p.sent for p in self._playbacks) if self._ended_early
+                  else sum(len(s.schedule) for _, s in self._senders)),
             delivered=sum(h.rx_packets for h in self.hosts.values()),
             queue_drops=sum(self.queue_drops().values()),
             input_drops=sum(sw.input_drops for sw in self.switches.values()),

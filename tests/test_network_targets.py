@@ -128,3 +128,39 @@ def test_an_option_the_sim_target_does_not_have_is_refused() -> None:
     with pytest.raises(IntbedError, match=r"the sim target has no option pcap \(it takes: "
                                           r"pcap_dir\)"):
         open_network("sim", build_topology("line", n=2), "l3_forward", pcap=True)
+
+
+@pytest.mark.parametrize("target", TARGET_PARAMS)
+def test_end_traffic_stops_the_senders_early(target: str, clean: None, tmp_path: Path) -> None:
+    """An app done before the duration ends the traffic: the run drains and
+    returns early, and ``sent`` counts only the packets that left."""
+    from traffic.schedules import flows_to_random_servers
+
+    topo = build_topology("line", n=3)
+    net = open_network(target, topo, "l3_forward", live=LiveOptions(results_dir=tmp_path),
+                       label="end-traffic")
+    hosts = list(topo.hosts.values())
+    duration, end_at, drain = 6.0, 1.0, 0.5
+    scheduled = 0
+    with net:
+        net.install_routes()
+        for h in hosts:
+            others = [o for o in hosts if o.name != h.name]
+            sched = flows_to_random_servers(h, others, 100 * 200 * 8, 200,
+                                            round(duration * 1e6), 7)
+            scheduled += len(sched)
+            net.add_sender(h.name, sched, seed=1)
+            net.add_receiver(h.name)
+        t0 = net.start_traffic()
+        clock = net.clock
+        clock.call_later(t0 + end_at - clock.now(), net.end_traffic)
+        net.run_traffic(duration, drain)
+        counters = net.finish()
+    assert 0 < counters.sent < scheduled / 2, (counters.sent, scheduled)
+    assert counters.elapsed_s < duration / 2, counters.elapsed_s
+    assert counters.delivered <= counters.sent
+    assert counters.delivered >= 0.9 * counters.sent, counters
+    if target == "sim":  # exact in virtual time: every packet sent before 1 s arrives
+        assert counters.delivered == counters.sent
+        sim_hosts = net.hosts  # type: ignore[attr-defined]
+        assert counters.sent == sum(sim_hosts[h.name].tx_packets for h in hosts)

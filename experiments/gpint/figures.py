@@ -403,8 +403,8 @@ def common(planners: list[str], loads: list[float], ft: bool = False,
               quick=1, check=_reps_check),
         Param("sessions", 10, "measurement sessions per run", quick=2,
               check=_cfg_check("sessions")),
-        Param("duration_s", 30.0, "traffic time per run (s): long enough for the sessions",
-              quick=3.0, check=_cfg_check("duration_s")),
+        Param("duration_s", 30.0, "longest traffic time per run (s), warm-up included; a "
+              "run ends once its sessions are done", quick=5.0, check=_cfg_check("duration_s")),
         Param("mea_count", GpintRunConfig().mea_count,
               "counter values per switch besides its DLV entry (the run's default: the same "
               "for every planner; lowered where a path cannot hold them)",

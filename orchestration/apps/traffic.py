@@ -9,14 +9,32 @@ from dataplane.targets.sim.network import SimHost
 from traffic.receiver import Receiver
 
 
-def play(sim: Simulator, host: SimHost, events: Iterable[tuple[int, bytes]]) -> None:
+class Playback:
+    """A schedule being played: ``sent`` frames so far; ``cancel()`` sends
+    no more (the traffic phase ended early)."""
+
+    __slots__ = ("sent", "cancelled")
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def play(sim: Simulator, host: SimHost, events: Iterable[tuple[int, bytes]]) -> Playback:
     """Send each ``(time_us, frame)`` from ``host`` at its time. Events are
     scheduled one at a time, so a long schedule costs no memory in the
     event queue."""
     it: Iterator[tuple[int, bytes]] = iter(events)
+    playback = Playback()
 
     def step(frame: bytes) -> None:
+        if playback.cancelled:
+            return
         host.send(frame)
+        playback.sent += 1
         nxt = next(it, None)
         if nxt is not None:
             sim.at_ns(nxt[0] * NS_PER_US, step, nxt[1])
@@ -24,6 +42,7 @@ def play(sim: Simulator, host: SimHost, events: Iterable[tuple[int, bytes]]) -> 
     first = next(it, None)
     if first is not None:
         sim.at_ns(first[0] * NS_PER_US, step, first[1])
+    return playback
 
 
 def record(host: SimHost, receiver: Receiver | None = None) -> Receiver:

@@ -209,6 +209,7 @@ class LiveNetwork:
         self._start_ns = 0  # CLOCK_MONOTONIC ns of the traffic's time 0
         self._wall_start_ns = 0  # the same instant on CLOCK_REALTIME
         self._elapsed_s = 0.0
+        self._traffic_ended = threading.Event()
         if target == "bmv2" and any(ln.loss for ln in topo.links):
             raise LiveTargetError("the bmv2 target cannot emulate link loss "
                                   "(simple_switch_grpc has no loss option): use --target "
@@ -686,9 +687,19 @@ class LiveNetwork:
         if on_running is not None:
             on_running(self)
         traffic = self._live_traffic()
-        if traffic.wait_senders(duration_s + self.options.lead_s + SENDER_SLACK_S, self.failed):
+        ended = self._traffic_ended
+        abort = _EitherEvent(self.failed, ended)
+        if traffic.wait_senders(duration_s + self.options.lead_s + SENDER_SLACK_S, abort) \
+                or not self.failed.is_set():
+            if ended.is_set():
+                traffic.stop_senders()
             self.failed.wait(drain_s)
         self._elapsed_s = time.monotonic() - self._start_ns / 1e9
+
+    def end_traffic(self) -> None:
+        """Senders stop now (they log what they sent); ``run_traffic``
+        drains and returns. Safe from any thread."""
+        self._traffic_ended.set()
 
     def _stop_apps(self) -> None:
         """Traffic, collector and clock, in dependency order (idempotent)."""
@@ -872,3 +883,18 @@ def _stop_all() -> None:
             net.stop()
         except Exception:  # exiting anyway
             pass
+
+
+class _EitherEvent:
+    """Set when either event is: ``LiveTraffic.wait_senders``' abort for a
+    failed switch or an early end of the traffic."""
+
+    def __init__(self, a: threading.Event, b: threading.Event) -> None:
+        self.a, self.b = a, b
+
+    def is_set(self) -> bool:
+        return self.a.is_set() or self.b.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        self.a.wait(timeout)
+        return self.is_set()

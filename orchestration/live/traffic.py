@@ -165,6 +165,17 @@ class LiveTraffic:
                                           f"{r.proc.popen.returncode}" + self._err_tail(r))
         return True
 
+    def stop_senders(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Stop the senders still running (the traffic phase ended early);
+        each logs what it sent. Receivers keep receiving."""
+        senders = [r for r in self._roles if r.role == "send" and r.proc is not None
+                   and not r.done]
+        stop_processes([r.proc.popen for r in senders if r.proc is not None], timeout)
+        for r in senders:
+            if r.proc is not None:
+                r.proc.stop()
+            r.done = True
+
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop senders still running (they log what they sent) and tell the
         receivers to write their logs; waits for all of them.

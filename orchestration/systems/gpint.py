@@ -10,17 +10,19 @@ with or without SQR recovery. Every number a figure needs comes back in a
 
 Switch processing capacity (``capacity_pps``, the sim target's
 ``processing_rate_pps``; ``intbed-switch`` enforces the same through the
-topology): the paper sets none explicitly but reports that 14,000 packets/s
-saturate its switches while 10,000 leave them at 85-92 % (Fig. 8), every
-switch alike. Its BMv2 switches shared one 6-core server, so a switch got
-CPU in proportion to its demand. By default each switch therefore gets
-``its own load at 10,000 packets/s / 0.885``, where a switch's load is the
-background packets per second crossing it on the shortest paths between
-uniformly random host pairs of this very topology: at 10,000 packets/s
-every switch is 88.5 % busy, at 14,000 every switch is at 124 %, saturated.
-A switch that no background crosses gets the smallest capacity of the
-others. ``derived_capacities`` computes them; ``capacity_pps`` instead
-gives every switch the same fixed capacity.
+topology): the paper sets none explicitly; it reports that 14,000
+packets/s saturate its switches while 10,000 leave them at 85-92 % (Fig.
+8), and that all switches are identical (section V-A). By default
+(``capacity_model`` 'identical') every switch therefore gets one capacity:
+the busiest switch's load at 10,000 packets/s over 0.885, where a switch's
+load is the background packets per second crossing it on the shortest
+paths between uniformly random host pairs of this very topology. At
+10,000 packets/s the busiest switch is 88.5 % busy, at 14,000 it is at
+124 %, saturated, and the switches around it lose packets. The model
+'per-switch' instead gives each switch its own load at 10,000 packets/s
+over 0.885 (every switch 88.5 % busy, all saturate together at 14,000;
+lightly loaded switches become slow ones). ``derived_capacities`` computes
+both; ``capacity_pps`` gives every switch a fixed capacity.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ SESSION_BASE = 100  # gpint.p4's GPINT_SESSION_BASE: clone session 100 + p sends
 RECOVERY = {"off": None, "paper": PAPER, "ft": FINE_TUNED}
 REFERENCE_LOAD_PPS = 10_000.0
 REFERENCE_UTILISATION = 0.885  # the middle of the paper's 85-92 %
+CAPACITY_MODELS = ("identical", "per-switch")
 
 
 class GpintRunError(IntbedError):
@@ -69,7 +72,10 @@ class GpintRunConfig:
     failure mid-session: ``Network.fail_link``). ``probe_timeout_s``:
     without recovery, how long the monitor waits for a probe before the
     session counts as failed. A session still running when the traffic ends
-    is not counted."""
+    is not counted. ``end_when_done``: the traffic ends (after ``drain_s``)
+    once the monitor has run its sessions instead of at ``duration_s``,
+    which then only bounds the run; the background loss is measured over
+    the traffic that was sent."""
 
     n: int = 20
     hosts: int = 60
@@ -79,6 +85,7 @@ class GpintRunConfig:
     recovery: str = "off"
     load_pps: float = 10_000.0
     capacity_pps: float | None = None
+    capacity_model: str = "identical"
     link_loss: float = 0.0
     failed_links: tuple[tuple[str, str], ...] = ()
     fail_at_s: float | None = None
@@ -86,13 +93,14 @@ class GpintRunConfig:
     packet_size: int = 100
     sessions: int = 10
     probe_timeout_s: float = 1.0
-    warmup_s: float = 0.5
+    warmup_s: float = 2.0
     duration_s: float = 10.0
     drain_s: float = 0.5
     mea_count: int = 0
     request_type: int = 0
     seed: int = 0
     target: str = "sim"
+    end_when_done: bool = True
 
     def __post_init__(self) -> None:
         def fail(message: str) -> None:
@@ -104,6 +112,9 @@ class GpintRunConfig:
             fail(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
         if not self.load_pps >= 0:
             fail(f"load_pps must not be negative, not {self.load_pps}")
+        if self.capacity_model not in CAPACITY_MODELS:
+            fail(f"capacity_model must be one of {', '.join(CAPACITY_MODELS)}, "
+                 f"not {self.capacity_model!r}")
         if self.capacity_pps is not None and not self.capacity_pps > 0:
             fail(f"capacity_pps must be positive, not {self.capacity_pps}")
         if self.sessions < 1:
@@ -177,7 +188,7 @@ def run_topology(cfg: GpintRunConfig) -> Topology:
 
     topo = gpint_ws(n=cfg.n, k=cfg.ws_k, p=cfg.ws_p, seed=cfg.seed, hosts=cfg.hosts,
                     link_loss=cfg.link_loss, queue_depth=cfg.queue_depth)
-    caps = derived_capacities(topo) if cfg.capacity_pps is None else {
+    caps = derived_capacities(topo, model=cfg.capacity_model) if cfg.capacity_pps is None else {
         name: cfg.capacity_pps for name in topo.switches}
     for a, b in cfg.failed_links:
         links = [ln for ln in topo.links if {ln.a, ln.b} == {a, b}]
@@ -218,11 +229,16 @@ def switch_loads(topo: Topology, load_pps: float) -> dict[str, float]:
 
 
 def derived_capacities(topo: Topology, load_pps: float = REFERENCE_LOAD_PPS,
-                       utilisation: float = REFERENCE_UTILISATION) -> dict[str, float]:
-    """Each switch's capacity: its load at ``load_pps`` over ``utilisation``
-    (module docstring)."""
+                       utilisation: float = REFERENCE_UTILISATION, *,
+                       model: str = "identical") -> dict[str, float]:
+    """Each switch's capacity (module docstring): 'identical', the busiest
+    switch's load at ``load_pps`` over ``utilisation`` for every switch;
+    'per-switch', each its own."""
     caps = {name: load / utilisation
             for name, load in switch_loads(topo, load_pps).items()}
+    if model == "identical":
+        top = max(caps.values(), default=0.0) or load_pps
+        return {name: top for name in caps}
     floor = min((c for c in caps.values() if c > 0), default=load_pps)
     return {name: c if c > 0 else floor for name, c in caps.items()}
 
@@ -255,11 +271,17 @@ def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
         net.install_routes()
         configure_switches(net, cfg)
         ids = {name: spec.device_id for name, spec in topo.switches.items()}
+        def session_done(result: SessionResult) -> None:
+            if on_session is not None:
+                on_session(result)
+            if cfg.end_when_done and len(monitor.results) >= cfg.sessions:
+                net.end_traffic()
+
         monitor = Monitor(topo, paths, net.clock, net.send_to_switch,
                           recovery=RECOVERY[cfg.recovery], request_type=cfg.request_type,
                           mea_ranges={name: (0, cfg.mea_count) for name in topo.switches},
                           switch_ids=ids, probe_timeout_s=cfg.probe_timeout_s,
-                          on_session=on_session)
+                          on_session=session_done)
         net.attach_collector(monitor.on_frames)
         _background(net, cfg)
         t0 = net.start_traffic()

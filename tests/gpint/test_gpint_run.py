@@ -34,8 +34,10 @@ def test_switch_loads_add_up_to_the_mean_path_length() -> None:
     hops = [dist[a][b] + 1 for a, b in itertools.permutations(home, 2)]
     loads = switch_loads(topo, 1000.0)
     assert sum(loads.values()) == pytest.approx(1000.0 * sum(hops) / len(hops), rel=1e-9)
-    caps = derived_capacities(topo, 1000.0, 0.5)
+    caps = derived_capacities(topo, 1000.0, 0.5, model="per-switch")
     assert all(caps[s] == pytest.approx(2 * loads[s]) for s in loads if loads[s] > 0)
+    same = derived_capacities(topo, 1000.0, 0.5)
+    assert all(c == pytest.approx(2 * max(loads.values())) for c in same.values())
 
 
 def test_sessions_complete_without_loss() -> None:
