@@ -21,7 +21,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,8 @@ from common.paths import checkout_root
 from orchestration.network import get_target
 
 RESULTS_DIR = Path("results")
+POINTS_DIR = "points"  # the journal of finished points (experiments.sweep)
+RESUMED_KEYS = ("experiment", "params", "seed", "quick", "target")
 
 
 class ExperimentError(IntbedError):
@@ -122,26 +123,23 @@ class Context:
     progress: Callable[[str, int, int], None]
     target: str = "sim"
     live: Any = None  # orchestration.live.LiveOptions on a live target
+    cluster: str | None = None  # a Dask scheduler address or 'local:N'
 
     def map(self, fn: Callable[[Any], Any], points: Sequence[Any], label: str = "points"
             ) -> list[Any]:
-        """``[fn(p) for p in points]``, in a process pool when jobs > 1; the
-        order of results is the order of points whatever the pool does."""
-        total = len(points)
-        self.progress(label, 0, total)
-        if self.jobs <= 1 or total <= 1:
-            out = []
-            for i, p in enumerate(points):
-                out.append(fn(p))
-                self.progress(label, i + 1, total)
-            return out
-        results: list[Any] = [None] * total
-        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
-            futures = {pool.submit(fn, p): i for i, p in enumerate(points)}
-            for done, fut in enumerate(as_completed(futures), 1):
-                results[futures[fut]] = fut.result()
-                self.progress(label, done, total)
-        return results
+        """``[fn(p) for p in points]`` in this process, a process pool (jobs >
+        1) or on a Dask cluster; in the order of points whatever ran them.
+        Each finished point is journaled in ``points/`` as it arrives
+        (``experiments.sweep``), and a resumed run reuses it."""
+        from experiments.sweep import Journal, run_points
+
+        return run_points(fn, points, label=label, jobs=self.jobs, cluster=self.cluster,
+                          journal=Journal(self.out_dir / POINTS_DIR / _slug(label)),
+                          progress=self.progress)
+
+
+def _slug(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in label) or "points"
 
 
 @dataclass
@@ -295,11 +293,14 @@ def _num(v: float | None) -> str:
 def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: int = 0,
                    quick: bool = False, out: Path | None = None, jobs: int = 1,
                    force: bool = False, target: str = "sim", redis: str | None = None,
-                   progress: Callable[[str, int, int], None] | None = None) -> Path:
+                   progress: Callable[[str, int, int], None] | None = None,
+                   cluster: str | None = None, resume: bool = False) -> Path:
     """Run experiment ``name`` into its results directory. On a live
     ``target`` points run one at a time (their networks share interface
     names), each in ``<out>/live/NNN-...``, with the Redis at ``redis`` or
-    a private ``redis-server``."""
+    a private ``redis-server``. ``cluster``: run the points on Dask
+    (``experiments.sweep``). ``resume``: finish an interrupted run in its
+    directory, reusing every point it finished."""
     exp = get(name)
     params = exp.resolve(overrides or {}, quick)
     if target not in exp.targets:
@@ -309,12 +310,26 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     if live_target:
         _check_live(name, target, redis)
         jobs = 1
+        if cluster is not None:
+            raise ExperimentError(f"{name}: --cluster runs sim points only; a live target's "
+                                  "networks run on this machine, one at a time")
+    if cluster is not None:
+        from experiments.sweep import check_cluster
+
+        check_cluster(cluster)
     run_id = f"seed{seed}{'-quick' if quick else ''}"
-    out_dir = prepare_dir(Path(out) if out is not None else RESULTS_DIR / name / run_id, force)
+    path = Path(out) if out is not None else RESULTS_DIR / name / run_id
     config = {"experiment": name, "title": exp.title, "paper": exp.paper, "params": params,
               "seed": seed, "quick": quick, "jobs": jobs, "target": target,
               "versions": versions(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "argv": sys.argv}
+    if cluster is not None:
+        config["cluster"] = cluster
+    if resume and path.exists() and any(path.iterdir()):
+        _check_resumable(path, config)
+        out_dir = path
+    else:
+        out_dir = prepare_dir(path, force)
     if redis is not None:
         config["redis"] = redis
     (out_dir / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n")
@@ -324,7 +339,7 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
 
         live = LiveOptions(results_dir=out_dir / "live", redis_url=redis)
     ctx = Context(params, seed, quick, max(1, jobs), out_dir,
-                  progress or (lambda label, done, total: None), target, live)
+                  progress or (lambda label, done, total: None), target, live, cluster)
     t0 = time.perf_counter()
     result = exp.compute(ctx)
     wall = time.perf_counter() - t0
@@ -335,6 +350,29 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
                "headlines": [h.record() for h in result.headlines]}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return out_dir
+
+
+def _check_resumable(path: Path, config: dict[str, Any]) -> None:
+    """``--resume`` continues only the run that is in ``path``."""
+    try:
+        before = json.loads((path / "config.json").read_text())
+    except (OSError, ValueError):
+        raise ExperimentError(f"{path}: --resume needs the config.json of an earlier run here, "
+                              "and there is none readable; use another --out") from None
+    # Through JSON, as it was written, so tuples and lists compare alike.
+    now = json.loads(json.dumps(config, default=str))
+    for key in RESUMED_KEYS:
+        if before.get(key) != now[key]:
+            if key == "params":
+                diff = sorted(k for k in {**before.get(key, {}), **now[key]}
+                              if before.get(key, {}).get(k) != now[key].get(k))
+                what = "parameters " + ", ".join(
+                    f"{k} ({before.get(key, {}).get(k)!r} there, {now[key].get(k)!r} now)"
+                    for k in diff)
+            else:
+                what = f"{key} ({before.get(key)!r} there, {now[key]!r} now)"
+            raise ExperimentError(f"{path}: --resume refused: that run differs in {what}; "
+                                  "resume with the same arguments, or use another --out")
 
 
 def _check_live(name: str, target: str, redis: str | None) -> None:

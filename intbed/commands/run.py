@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,15 @@ def _order(name: str) -> tuple[str, int]:
                    "on a free port].")
 @click.option("--set", "settings", multiple=True, metavar="PARAM=VALUE",
               help="Override a parameter (repeatable); 'intbed list' shows them.")
+@click.option("--cluster", metavar="ADDRESS", default=None,
+              help="Run the points on a Dask cluster: a scheduler address "
+                   "(tcp://HOST:8786) or local:N for N worker processes here.")
+@click.option("--resume", is_flag=True,
+              help="Finish an interrupted run in its directory: points it finished are "
+                   "not run again (same experiment, seed and parameters only).")
 def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: bool,
-        target: str, redis_url: str | None, settings: tuple[str, ...]) -> None:
+        target: str, redis_url: str | None, settings: tuple[str, ...],
+        cluster: str | None, resume: bool) -> None:
     """Run experiment NAME and write its results, figure and summary."""
     from experiments.framework import ExperimentError, run_experiment
 
@@ -60,7 +68,7 @@ def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: b
     with _Progress() as progress:
         path = run_experiment(name, overrides, seed=seed, quick=quick, out=out, jobs=jobs,
                               force=force, target=target, redis=redis_url,
-                              progress=progress.update)
+                              progress=progress.update, cluster=cluster, resume=resume)
     click.echo(f"results: {path}")
     summary = path / "summary.md"
     if summary.exists():
@@ -68,24 +76,53 @@ def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: b
 
 
 class _Progress:
-    """A progress bar on stderr for long runs (quiet when not a terminal)."""
+    """Completed/total points with an ETA on stderr; where stderr is not a
+    terminal (a batch job's log), one line per tenth of the points or per
+    minute instead."""
 
     def __enter__(self) -> _Progress:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
+        console = Console(stderr=True)
+        self.terminal = console.is_terminal
         self.progress = Progress("[progress.description]{task.description}", BarColumn(),
                                  MofNCompleteColumn(), TimeElapsedColumn(),
-                                 console=Console(stderr=True), transient=True)
-        self.progress.__enter__()
+                                 TimeRemainingColumn(), console=console, transient=True)
+        if self.terminal:
+            self.progress.__enter__()
         self.tasks: dict[str, Any] = {}
+        self.started: dict[str, tuple[float, int]] = {}
+        self.logged: dict[str, tuple[float, int]] = {}
         return self
 
     def update(self, label: str, done: int, total: int) -> None:
-        task = self.tasks.get(label)
-        if task is None:
-            task = self.tasks[label] = self.progress.add_task(label, total=total)
-        self.progress.update(task, completed=done, total=total)
+        if self.terminal:
+            task = self.tasks.get(label)
+            if task is None:
+                task = self.tasks[label] = self.progress.add_task(label, total=total)
+            self.progress.update(task, completed=done, total=total)
+            return
+        now = time.monotonic()
+        t0, done0 = self.started.setdefault(label, (now, done))
+        last_t, last_done = self.logged.get(label, (t0, done0))
+        step = max(1, total // 10)
+        if done not in (done0, total) and done - last_done < step and now - last_t < 60:
+            return
+        self.logged[label] = (now, done)
+        eta = ""
+        if done0 < done < total:
+            left = (now - t0) / (done - done0) * (total - done)
+            eta = (f", about {left / 60:.0f} min left" if left >= 90
+                   else f", about {left:.0f} s left")
+        click.echo(f"{label}: {done}/{total} done{eta}", err=True)
 
     def __exit__(self, *exc: Any) -> None:
-        self.progress.__exit__(*exc)
+        if self.terminal:
+            self.progress.__exit__(*exc)

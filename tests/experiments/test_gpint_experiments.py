@@ -25,7 +25,7 @@ def test_registered_with_paper_defaults_and_quick_values(name: str) -> None:
     assert full["sizes"] == [20, 40, 60, 80, 100] and quick["sizes"] == [20, 30]
     assert full["repetitions"] == 20 and quick["repetitions"] == 1
     assert full["sessions"] == 10 and quick["sessions"] == 2
-    assert quick["duration_s"] == 3.0 and full["duration_s"] > quick["duration_s"]
+    assert quick["duration_s"] == 5.0 and full["duration_s"] > quick["duration_s"]
     assert full["planners"] and full["loads"] and full["mea_count"] == 0
     assert ("pdps" in full) == (name in WITH_PDPS)
     if name in WITH_PDPS:
