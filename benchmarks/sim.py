@@ -2,9 +2,16 @@
 
 (a) INT-label's fabric with l3_forward and the paper's workload (the first
 and last server each send 5 Mb/s of 1 kB packets to random servers);
-(b) a k=8 fat-tree (80 switches, 128 hosts), every host sending 100
+(b) GPINT's scale (section V-A): a connected Watts-Strogatz network of 100
+switches and 60 hosts running ``p4src/gpint.p4`` with 14,000 packets/s of
+UDP background between random hosts, every switch at its processing
+capacity (the run's default), no probes;
+(c) a k=8 fat-tree (80 switches, 128 hosts), every host sending 100
 packets/s to random hosts for one simulated second, measured in a fresh
 process for its peak memory.
+
+``profile_case`` runs one case under cProfile and says where the time
+goes, by function and by part of the simulator.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from common.paths import child_env
@@ -60,6 +68,85 @@ def bench_fabric(duration_s: float = 10.0, seed: int = 0) -> dict[str, Any]:
     }
 
 
+def bench_gpint(n: int = 100, load_pps: float = 14_000.0, duration_s: float = 10.0,
+                seed: int = 0) -> dict[str, Any]:
+    from orchestration.network import open_network
+    from orchestration.systems.gpint import (
+        PROGRAM,
+        GpintRunConfig,
+        background,
+        configure_switches,
+        run_topology,
+    )
+
+    cfg = GpintRunConfig(n=n, load_pps=load_pps, duration_s=duration_s, warmup_s=0.0, seed=seed)
+    topo = run_topology(cfg)
+    net = open_network("sim", topo, PROGRAM, seed=seed)
+    with net:
+        net.install_routes()
+        configure_switches(net, cfg)
+        background(net, cfg)
+        net.start_traffic()
+        t0 = time.perf_counter()
+        net.run_traffic(duration_s, 0.1)
+        wall = time.perf_counter() - t0
+        counters = net.finish()
+        hops = sum(sw.engine.stats["ingress"] for sw in net.switches.values())  # type: ignore[attr-defined]
+    return {
+        "topology": f"gpint-ws n={n}", "switches": len(topo.switches), "hosts": len(topo.hosts),
+        "load_pps": load_pps, "simulated_s": duration_s, "wall_s": round(wall, 3),
+        "realtime_factor": round(duration_s / wall, 2),
+        "packet_hops": hops, "packet_hops_per_s": round(hops / wall),
+        "background_loss": round(1 - counters.delivered / max(1, counters.sent), 4),
+        "events": counters.events,
+    }
+
+
+CASES = {"fabric": bench_fabric, "gpint": bench_gpint}
+
+
+def profile_case(case: str, duration_s: float, top: int = 25) -> dict[str, Any]:
+    """One case under cProfile: the functions with the most time of their
+    own, and that time summed by part (pipeline code generated from P4,
+    engine, traffic manager and wires, event loop, traffic, other)."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    prof.enable()
+    report = CASES[case](duration_s=duration_s)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    rows = []
+    parts: dict[str, float] = {}
+    total = 0.0
+    for (file, line, func), (_cc, calls, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        total += tt
+        part = _part(file)
+        parts[part] = parts.get(part, 0.0) + tt
+        rows.append({"function": f"{Path(file).name}:{line}({func})", "calls": calls,
+                     "own_s": round(tt, 3), "cumulative_s": round(ct, 3), "part": part})
+    rows.sort(key=lambda r: -r["own_s"])
+    return {"case": case, "run": report, "profiled_s": round(total, 3),
+            "parts": {k: round(v, 3) for k, v in sorted(parts.items(), key=lambda kv: -kv[1])},
+            "top": rows[:top]}
+
+
+def _part(file: str) -> str:
+    if file.startswith("<p4:"):
+        return "pipeline (generated)"
+    for marker, part in (("dataplane/runtime", "engine"),
+                         ("dataplane/targets/sim/events", "event loop"),
+                         ("dataplane/targets/sim", "traffic manager and wires"),
+                         ("traffic/", "traffic"), ("orchestration/", "orchestration"),
+                         ("controller/", "controller")):
+        if marker in file:
+            return part
+    if file.startswith("~") or file.startswith("<built-in") or file.startswith("{"):
+        return "builtins"
+    return "other"
+
+
 def bench_fat_tree(k: int = 8, rate_pps: float = 100.0, duration_s: float = 1.0,
                    seed: int = 0) -> dict[str, Any]:
     from orchestration.sim import build
@@ -85,10 +172,11 @@ def bench_fat_tree(k: int = 8, rate_pps: float = 100.0, duration_s: float = 1.0,
 
 def run_sim_benchmarks(duration_s: float = 10.0, k: int = 8) -> dict[str, Any]:
     fabric = bench_fabric(duration_s)
+    gpint = bench_gpint(duration_s=duration_s)
     # Peak memory is per process: measure the fat-tree in a fresh one.
     out = subprocess.run([sys.executable, "-m", "benchmarks.sim", "fat-tree", str(k)],
                          capture_output=True, text=True, check=True, env=child_env())
-    return {"fabric": fabric, "fat_tree": json.loads(out.stdout)}
+    return {"fabric": fabric, "gpint": gpint, "fat_tree": json.loads(out.stdout)}
 
 
 if __name__ == "__main__":

@@ -34,24 +34,46 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
 @bench.command("sim")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @click.option("--seconds", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Simulated seconds of the fabric benchmark.")
+              help="Simulated seconds of the fabric and GPINT benchmarks.")
 @click.option("--k", type=click.IntRange(min=2), default=8, show_default=True,
               help="Fat-tree arity of the scale benchmark.")
-def sim_bench(as_json: bool, seconds: float, k: int) -> None:
-    """Simulated seconds per wall second, and a fat-tree's time and memory."""
+@click.option("--profile", type=click.Choice(["fabric", "gpint"]), default=None,
+              help="Run one case under cProfile and show where the time goes.")
+def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None) -> None:
+    """Simulated seconds per wall second (INT-label fabric, GPINT at 100
+    switches and 14,000 packets/s), and a fat-tree's time and memory."""
+    from rich.console import Console
+
+    console = Console()
+    if profile is not None:
+        from benchmarks.sim import profile_case
+
+        prof = profile_case(profile, seconds)
+        if as_json:
+            click.echo(json.dumps(prof, sort_keys=True))
+            return
+        r = prof["run"]
+        console.print(f"{profile}: {r['simulated_s']} simulated s, {r['wall_s']} s wall under "
+                      f"the profiler ({prof['profiled_s']} s profiled)")
+        for part, secs in prof["parts"].items():
+            console.print(f"  {part:28} {secs:8.3f} s  {100 * secs / prof['profiled_s']:5.1f} %")
+        for row in prof["top"]:
+            console.print(f"  {row['own_s']:8.3f} s own {row['cumulative_s']:8.3f} s cum "
+                          f"{row['calls']:>9,}  {row['function']}", soft_wrap=True)
+        return
     from benchmarks.sim import run_sim_benchmarks
 
     report = run_sim_benchmarks(seconds, k)
     if as_json:
         click.echo(json.dumps(report, sort_keys=True))
         return
-    from rich.console import Console
-
-    f, t = report["fabric"], report["fat_tree"]
-    console = Console()
+    f, g, t = report["fabric"], report["gpint"], report["fat_tree"]
     console.print(f"intlabel-fabric, l3_forward, 2 x 5 Mb/s of 1 kB packets: "
                   f"{f['simulated_s']} simulated s in {f['wall_s']} s wall = "
                   f"{f['realtime_factor']}x real time; {f['packet_hops_per_s']:,} packet-hops/s")
+    console.print(f"GPINT {g['topology']}, {g['hosts']} hosts, {g['load_pps']:,.0f} packets/s: "
+                  f"{g['simulated_s']} simulated s in {g['wall_s']} s wall = "
+                  f"{g['realtime_factor']}x real time; {g['packet_hops_per_s']:,} packet-hops/s")
     console.print(f"{t['topology']} ({t['switches']} switches, {t['hosts']} hosts), 100 pps per "
                   f"host for {t['simulated_s']} simulated s: {t['wall_s']} s wall "
                   f"({t['wall_s_with_build']} s with building), peak RSS {t['peak_rss_mb']} MB")

@@ -283,7 +283,7 @@ def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
                           switch_ids=ids, probe_timeout_s=cfg.probe_timeout_s,
                           on_session=session_done)
         net.attach_collector(monitor.on_frames)
-        _background(net, cfg)
+        background(net, cfg)
         t0 = net.start_traffic()
         clock = net.clock
 
@@ -311,7 +311,7 @@ def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
         wall_time_s=time.perf_counter() - t_wall, extra=dict(counters.extra))
 
 
-def _background(net: Network, cfg: GpintRunConfig) -> None:
+def background(net: Network, cfg: GpintRunConfig) -> None:
     """Every host sends ``load_pps / hosts`` UDP packets/s to random others."""
     from traffic.schedules import flows_to_random_servers
 

@@ -21,15 +21,17 @@ class Simulator:
 
     Events scheduled for the same instant run in the order they were
     scheduled (a sequence number breaks ties), which keeps runs
-    deterministic.
+    deterministic. ``heap`` and ``seq`` are public for the hot paths that
+    push an event themselves: ``(when_ns, next(seq), fn, args)``, never
+    earlier than ``now_ns``.
     """
 
-    __slots__ = ("now_ns", "_heap", "_seq", "events_run", "_stopped")
+    __slots__ = ("now_ns", "heap", "seq", "events_run", "_stopped")
 
     def __init__(self) -> None:
         self.now_ns = 0
-        self._heap: list[tuple[int, int, Callable[..., Any], tuple[Any, ...]]] = []
-        self._seq = itertools.count()
+        self.heap: list[tuple[int, int, Callable[..., Any], tuple[Any, ...]]] = []
+        self.seq = itertools.count()
         self.events_run = 0
         self._stopped = False
 
@@ -53,17 +55,17 @@ class Simulator:
     def at_ns(self, when_ns: int, fn: Callable[..., Any], *args: Any) -> None:
         if when_ns < self.now_ns:
             when_ns = self.now_ns
-        heapq.heappush(self._heap, (when_ns, next(self._seq), fn, args))
+        heapq.heappush(self.heap, (when_ns, next(self.seq), fn, args))
 
     def after_ns(self, delay_ns: int, fn: Callable[..., Any], *args: Any) -> None:
-        heapq.heappush(self._heap, (self.now_ns + delay_ns, next(self._seq), fn, args))
+        heapq.heappush(self.heap, (self.now_ns + delay_ns, next(self.seq), fn, args))
 
     def stop(self) -> None:
         """Stop ``run`` after the current event."""
         self._stopped = True
 
     def pending(self) -> int:
-        return len(self._heap)
+        return len(self.heap)
 
     def run(self, until_ns: int | None = None,
             progress: Callable[[int], None] | None = None,
@@ -71,7 +73,7 @@ class Simulator:
         """Run events up to and including ``until_ns`` (or until none are
         left). Returns the number of events run. ``progress`` is called with
         the virtual time about every ``progress_every_ns``."""
-        heap = self._heap
+        heap = self.heap
         pop = heapq.heappop
         limit = until_ns if until_ns is not None else 1 << 62
         next_progress = self.now_ns + progress_every_ns
