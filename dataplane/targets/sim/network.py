@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from heapq import heappush
 from collections.abc import Callable
+from heapq import heappush
 from typing import Any
 
 from common.errors import InvalidValueError
