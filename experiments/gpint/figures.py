@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 import orchestration.systems.gpint as gpint_run
+from common.errors import IntbedError
 from common.seeds import derive_seed
 from controller.gpint.planners import PLANNERS, plan
 from controller.gpint.probe import MAX_VALUES, ProbeBuildError
@@ -126,7 +127,8 @@ def _config(p: Point, params: dict[str, Any], seed: int, target: str,
             mea_count: int) -> GpintRunConfig:
     return GpintRunConfig(n=p.n, planner=p.planner, recovery=p.recovery, load_pps=p.load_pps,
                           link_loss=p.link_loss, sessions=params["sessions"],
-                          duration_s=params["duration_s"], mea_count=mea_count,
+                          duration_s=params["duration_s"], warmup_s=params["warmup_s"],
+                          mea_count=mea_count,
                           seed=seed * 1000 + p.repetition, target=target)
 
 
@@ -173,7 +175,7 @@ def sweep(ctx: Context, points: Sequence[Point]) -> list[dict[str, Any]]:
     """Run every point (in parallel with ``--jobs``), write the per-run rows
     to ``repetitions.csv`` and return them."""
     p = ctx.params
-    params = {k: p[k] for k in ("sessions", "duration_s", "mea_count")}
+    params = {k: p[k] for k in ("sessions", "warmup_s", "duration_s", "mea_count")}
     rows = ctx.map(partial(run_point, live=ctx.live),
                    [(pt, params, ctx.seed, ctx.target) for pt in points], "runs")
     write_csv(ctx.out_dir / "repetitions.csv", rows)
@@ -352,6 +354,15 @@ def _cfg_check(field: str) -> Check:
     return config_check(GpintRunConfig, field)
 
 
+def _timing_check(v: Any, p: dict[str, Any]) -> str | None:
+    """Warm-up and duration are checked together: the run needs both."""
+    try:
+        GpintRunConfig(warmup_s=p["warmup_s"], duration_s=p["duration_s"])
+    except IntbedError as exc:
+        return exc.message
+    return None
+
+
 def _sizes_check(v: Any, p: dict[str, Any]) -> str | None:
     if not v or any(n < 5 for n in v):
         return "give switch counts of at least 5 (the Watts-Strogatz ring has degree 4)"
@@ -403,8 +414,11 @@ def common(planners: list[str], loads: list[float], ft: bool = False,
               quick=1, check=_reps_check),
         Param("sessions", 10, "measurement sessions per run", quick=2,
               check=_cfg_check("sessions")),
+        Param("warmup_s", GpintRunConfig().warmup_s,
+              "background traffic before the first session (s): at 14,000 packets/s the "
+              "busiest switches' queues fill in about 1.5 s", quick=1.0, check=_timing_check),
         Param("duration_s", 30.0, "longest traffic time per run (s), warm-up included; a "
-              "run ends once its sessions are done", quick=5.0, check=_cfg_check("duration_s")),
+              "run ends once its sessions are done", quick=5.0, check=_timing_check),
         Param("mea_count", GpintRunConfig().mea_count,
               "counter values per switch besides its DLV entry (the run's default: the same "
               "for every planner; lowered where a path cannot hold them)",

@@ -107,7 +107,8 @@ def test_quick_fig9_writes_metrics_and_headlines(tmp_path: Path) -> None:
 
 # One size, two planners (one per family), one short session: each figure's
 # whole pipeline (sweep, aggregation, plot, headlines) in 10-20 s.
-SMALL = {"sizes": "20", "repetitions": "1", "sessions": "1", "duration_s": "2.0"}
+SMALL = {"sizes": "20", "repetitions": "1", "sessions": "1", "warmup_s": "0.5",
+         "duration_s": "2.0"}
 SMALL_PLANNERS = {"gpint-fig8": None, "gpint-fig12": "gpint-3,snmp",
                   "gpint-fig14": "gpint-3-ft,snmp", "gpint-fig15": "gpint-3-ft,snmp"}
 
