@@ -1,0 +1,216 @@
+"""Event detection (INTCollector, section III-D) over whole batches.
+
+An event is a metric value whose key (ids, measurement) is new, or whose
+value differs from the key's reference by more than the measurement's
+threshold: |V(t2) - V(t1)| > T(m). The reference V(t1) is the last value
+*reported*, i.e. the value of the key's last event, not the value of the
+previous report: only then does a slow drift raise an event once it has
+moved T away, and only then is a value between events known to lie within
+V(t1) +/- T (the bound lines of Fig. 9). INTCollector's own fast path does
+the same: it writes a key's table entry only when it reports it.
+
+Categorical values (the flow path) have no threshold: any change is an
+event, so their reference is simply the previous value.
+
+The Info tables (``MetricTable``) keep per key the reference, the latest
+value and when it was seen; the exporter's periodic push reads the latest.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from controller.collector.metrics import BY_NAME, METRICS, KeyIndex, Metric
+
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "flow_latency": 50, "flow_hop_latency": 50, "queue_occupancy": 50,
+    "queue_congestion": 50, "link_utilization": 50}
+"""T(m) in the units the switches report (INTCollector's fast path uses 50
+for every measurement); the flow path has none."""
+
+MAX_ROUNDS = 16
+"""Vectorized rounds of the threshold scan (one event per key per round)
+before the keys still changing are finished value by value."""
+
+
+class Thresholds:
+    """T(m) per measurement, changeable while the collector runs: the fast
+    path takes a ``snapshot`` per batch, so a change applies from the next
+    batch on and a batch never sees two thresholds for one metric."""
+
+    def __init__(self, initial: Mapping[str, float] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._values = dict(DEFAULT_THRESHOLDS)
+        for name, value in (initial or {}).items():
+            self._check(name, value)
+            self._values[name] = float(value)
+
+    @staticmethod
+    def _check(name: str, value: float) -> None:
+        metric = BY_NAME.get(name)
+        if metric is None:
+            raise KeyError(f"no metric {name!r}; metrics: {', '.join(BY_NAME)}")
+        if metric.categorical:
+            raise ValueError(f"{name} has no threshold: every change is an event")
+        if not value >= 0:
+            raise ValueError(f"threshold of {name} must be >= 0, not {value}")
+
+    def set(self, name: str, value: float) -> None:
+        self._check(name, value)
+        with self._lock:
+            self._values[name] = float(value)
+
+    def get(self, name: str) -> float:
+        with self._lock:
+            return self._values.get(name, 0.0)
+
+    def snapshot(self) -> dict[str, float]:
+        with self._lock:
+            return dict(self._values)
+
+
+class MetricTable:
+    """One metric's Info table: slots of its keys (``index``) and per slot
+    the reference (last reported value), the latest value, when that was
+    seen (ns) and whether it was seen since the last periodic push."""
+
+    __slots__ = ("metric", "index", "ref", "latest", "seen_ns", "dirty")
+
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+        self.index = KeyIndex()
+        self.ref = np.zeros(0, dtype=np.int64)
+        self.latest = np.zeros(0, dtype=np.int64)
+        self.seen_ns = np.zeros(0, dtype=np.int64)
+        self.dirty = np.zeros(0, dtype=bool)
+
+    def __len__(self) -> int:
+        return self.index.count
+
+    def _reserve(self, size: int) -> None:
+        if size > len(self.ref):
+            capacity = max(size, 2 * len(self.ref), 64)
+            for name in ("ref", "latest", "seen_ns", "dirty"):
+                old = getattr(self, name)
+                new = np.zeros(capacity, dtype=old.dtype)
+                new[:len(old)] = old
+                setattr(self, name, new)
+
+    def observe(self, keys: np.ndarray, values: np.ndarray, times_ns: np.ndarray,
+                threshold: float, detect: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Take a batch of values in time order: returns every value's slot
+        and the positions of the events (all positions when ``detect`` is
+        off). Updates references, latest values and times."""
+        known = self.index.count
+        slots = self.index.lookup(keys)
+        self._reserve(self.index.count)
+        size = len(values)
+        if detect:
+            events = self._events(slots, values, known, 0.0 if self.metric.categorical
+                                  else threshold)
+        else:
+            events = np.arange(size)
+        last = np.full(self.index.count, -1, dtype=np.int64)
+        np.maximum.at(last, slots, np.arange(size))
+        touched = np.flatnonzero(last >= 0)
+        where = last[touched]
+        self.latest[touched] = values[where]
+        self.seen_ns[touched] = times_ns[where]
+        self.dirty[touched] = True
+        if not detect:
+            self.ref[touched] = values[where]
+        return slots, events
+
+    def _events(self, slots: np.ndarray, values: np.ndarray, known: int,
+                threshold: float) -> np.ndarray:
+        """Event positions. A key can have an event in this batch only if it
+        is new or one of its values is past the threshold from the reference
+        held at the start of the batch (the reference moves only at events);
+        only those keys' values are scanned in order."""
+        old = slots < known
+        ref = self.ref[np.where(old, slots, 0)]
+        suspect = np.abs(values - ref) > threshold if threshold else values != ref
+        suspect |= ~old
+        if not suspect.any():
+            return np.zeros(0, dtype=np.int64)
+        mark = np.zeros(self.index.count, dtype=bool)
+        mark[slots[suspect]] = True
+        chosen = np.flatnonzero(mark[slots])
+        hit, group_slots, group_ref = scan(slots[chosen], values[chosen], self.ref, known,
+                                           threshold)
+        self.ref[group_slots] = group_ref
+        return chosen[hit]
+
+    def items(self) -> Iterable[tuple[int, int, int]]:
+        """(slot, latest value, seen ns) of every key, for checks."""
+        count = self.index.count
+        return zip(range(count), self.latest[:count].tolist(), self.seen_ns[:count].tolist())
+
+
+def scan(slots: np.ndarray, values: np.ndarray, ref: np.ndarray, known: int,
+         threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The event rule on values in time order: slots below ``known`` start
+    from ``ref[slot]``, others are new (their first value is an event).
+    Returns the event mask, each slot seen and its reference afterwards.
+
+    Keys are grouped by a stable sort. With threshold 0 an event is a value
+    unlike the one before it. Otherwise each round finds, for every key at
+    once, the first value past the threshold from its reference, which then
+    becomes the reference; keys without one are done. Keys still changing
+    after ``MAX_ROUNDS`` rounds are finished value by value."""
+    order = np.argsort(slots, kind="stable")
+    s, v = slots[order], values[order]
+    size = len(s)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, size]))
+    group_slots = s[starts]
+    new = group_slots >= known
+    group_ref = ref[np.where(new, 0, group_slots)].copy()
+    group_ref[new] = v[starts[new]]
+    event = np.zeros(size, dtype=bool)
+    event[starts[new]] = True
+    if threshold == 0:
+        before = np.empty_like(v)
+        before[1:] = v[:-1]
+        before[starts] = group_ref
+        event |= v != before
+        group_ref = v[np.r_[starts[1:], size] - 1]
+    else:
+        pending = np.ones(size, dtype=bool)
+        pending[starts[new]] = False
+        _threshold_rounds(v, group, group_ref, event, np.flatnonzero(pending), threshold)
+    out = np.empty(size, dtype=bool)
+    out[order] = event
+    return out, group_slots, group_ref
+
+
+def _threshold_rounds(v: np.ndarray, group: np.ndarray, group_ref: np.ndarray,
+                      event: np.ndarray, pending: np.ndarray, threshold: float) -> None:
+    """Threshold events of grouped values, in place (see ``scan``)."""
+    for _ in range(MAX_ROUNDS):
+        if not pending.size:
+            return
+        past = np.abs(v[pending] - group_ref[group[pending]]) > threshold
+        hits = pending[past]
+        if not hits.size:
+            return
+        first = hits[np.r_[True, group[hits][1:] != group[hits][:-1]]]
+        event[first] = True
+        group_ref[group[first]] = v[first]
+        cut = np.full(len(group_ref), len(v))
+        cut[group[first]] = first
+        pending = pending[pending > cut[group[pending]]]
+    refs = group_ref.tolist()
+    for i, g, x in zip(pending.tolist(), group[pending].tolist(), v[pending].tolist()):
+        if abs(x - refs[g]) > threshold:
+            event[i] = True
+            refs[g] = x
+    group_ref[:] = refs
+
+
+def tables() -> dict[str, MetricTable]:
+    """An empty Info table per metric."""
+    return {metric.name: MetricTable(metric) for metric in METRICS}
