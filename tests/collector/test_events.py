@@ -94,14 +94,22 @@ def test_interleaved_keys_across_batches() -> None:
     assert len(table) == keys
 
 
-def test_value_by_value_finish_gives_the_same_events(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rounds_and_following_give_the_same_events(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(5)
-    key = rng.integers(0, 4, 3000).astype(np.uint64)
+    key = rng.integers(0, 4, 3000).astype(np.uint64) ** 2  # about 750 values per key
     value = rng.integers(0, 100, 3000)  # noisy: many events per key per batch
     expected = Model().events(key.tolist(), value.tolist(), 10)
-    for rounds in (0, 1, 3, 1000):
+    for rounds, follow_size in ((0, 10**9), (1, 10**9), (3, 10**9), (10**4, 10**9), (16, 1),
+                                (2, 700)):
         monkeypatch.setattr(events, "MAX_ROUNDS", rounds)
+        monkeypatch.setattr(events, "FOLLOW_SIZE", follow_size)
         assert observe(MetricTable(FLOW_HOP_LATENCY), key, value, 10) == expected
+
+
+@pytest.mark.parametrize("top", [3, 1 << 16, 1 << 20, 1 << 40])
+def test_group_order_is_a_stable_argsort(top: int) -> None:
+    slots = np.random.default_rng(top % 97).integers(0, top, 50_000)
+    assert (events.group_order(slots) == np.argsort(slots, kind="stable")).all()
 
 
 def test_new_keys_are_events_whatever_their_value() -> None:
