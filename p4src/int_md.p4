@@ -65,7 +65,7 @@ const bit<32> INSTANCE_EGRESS_CLONE = 2;
 const bit<32> EV_SOURCE = 0;     // packets that got INT headers here
 const bit<32> EV_HOP = 1;        // hops pushed
 const bit<32> EV_EXHAUSTED = 2;  // Remaining Hop Count 0: E bit set, nothing pushed
-const bit<32> EV_SKIPPED = 3;    // instructions this switch cannot fill: nothing pushed
+const bit<32> EV_SKIPPED = 3;    // instructions it cannot follow, or no room: nothing pushed
 const bit<32> EV_SINK = 4;       // INT removed before a host port
 const bit<32> EV_REPORT = 5;     // reports built
 const bit<32> EV_BROKEN = 6;     // INT cut short or malformed: dropped at a sink
@@ -422,8 +422,9 @@ control IntSource(inout headers_t hdr, inout metadata_t meta) {
 
 /// This switch's hop: its metadata on top of the stack, from meta.hop_*
 /// and meta.node_id. Nothing is pushed (and Remaining Hop Count stays) when
-/// the bitmap asks for a reserved item or Hop ML disagrees with it (the
-/// specification allows a hop to skip); with Remaining Hop Count 0 only
+/// the bitmap asks for a reserved item, Hop ML disagrees with it, or the
+/// stack would outgrow the shim's 8-bit Length (the specification lets a
+/// hop that cannot add Hop ML words skip); with Remaining Hop Count 0 only
 /// the E bit is set.
 control IntHop(inout headers_t hdr, inout metadata_t meta) {
     FixedSum() sum_before;
@@ -441,6 +442,12 @@ control IntHop(inout headers_t hdr, inout metadata_t meta) {
         sum_before.apply(hdr, meta);
         meta.csum_del = meta.csum_tmp;
         meta.csum_add = 0;
+        bit<16> shim_words;
+        if (v2 == 1) {
+            shim_words = (bit<16>)hdr.int_shim.len;
+        } else {
+            shim_words = (bit<16>)hdr.int_shim_v1.len;
+        }
         bit<1> changed = 1;
         if (hdr.int_md.remaining_hop_cnt == 0) {
             if (v2 == 1) {
@@ -450,7 +457,8 @@ control IntHop(inout headers_t hdr, inout metadata_t meta) {
             }
             int_md_events.count(EV_EXHAUSTED);
         } else if (reserved != 0 || meta.hop_words == 0
-                   || meta.hop_words != hdr.int_md.hop_ml) {
+                   || meta.hop_words != hdr.int_md.hop_ml
+                   || shim_words + (bit<16>)meta.hop_words > 255) {
             changed = 0;
             int_md_events.count(EV_SKIPPED);
         } else {
