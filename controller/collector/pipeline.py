@@ -125,24 +125,20 @@ class ValueBatch:
 
 class ValueQueue:
     """The queue between the paths, bounded in metric values rather than
-    items. ``put`` never blocks: a batch that does not fit is dropped whole
-    and counted."""
+    items. ``put`` never blocks: a batch that does not fit is refused whole
+    (the fast path counts it as dropped)."""
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
             raise ValueError("queue capacity must be positive")
         self.capacity = capacity
         self.size = 0
-        self.dropped_values = 0
-        self.dropped_batches = 0
         self._items: deque[ValueBatch] = deque()
         self._lock = threading.Lock()
 
     def put(self, batch: ValueBatch) -> bool:
         with self._lock:
             if self.size + batch.size > self.capacity:
-                self.dropped_values += batch.size
-                self.dropped_batches += 1
                 return False
             self._items.append(batch)
             self.size += batch.size
