@@ -161,8 +161,9 @@ def scan(slots: np.ndarray, values: np.ndarray, ref: np.ndarray, known: int,
     Keys are grouped by a stable sort. With threshold 0 an event is a value
     unlike the one before it. Otherwise each round finds, for every key at
     once, the first value past the threshold from its reference, which then
-    becomes the reference; keys without one are done. Keys still changing
-    after ``MAX_ROUNDS`` rounds are followed one by one, event to event."""
+    becomes the reference; keys without one are done. Keys with many values,
+    and keys still changing after the rounds, are followed one by one, event
+    to event (``_threshold_rounds``)."""
     order = group_order(slots)
     s, v = slots[order], values[order]
     size = len(s)
