@@ -10,6 +10,7 @@ import click
 
 from common.errors import IntbedError
 from intbed.commands.bench import bench
+from intbed.commands.collector import collector
 from intbed.commands.gpint import gpint
 from intbed.commands.p4 import p4
 from intbed.commands.run import list_experiments, run
@@ -46,6 +47,7 @@ cli.add_command(sim)
 cli.add_command(run)
 cli.add_command(list_experiments)
 cli.add_command(gpint)
+cli.add_command(collector)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
