@@ -1,23 +1,27 @@
 """Telemetry reports from a UDP socket into ``Collector.feed``, in batches.
 
-One wakeup of the socket takes every datagram waiting, up to ``batch`` of
-them, with ``recv_into`` into one preallocated buffer (``batch`` slots of
-``max_datagram`` bytes): no allocation per datagram and one fast-path call
-per wakeup, which is what lets a Python collector keep up with a switch
-that sends reports in bursts. When all datagrams of a batch have the same
-length (one switch, one INT configuration: the usual case) the collector
-reads them in place as rows of that buffer (``feed_rows``); otherwise they
-are copied out as bytes (``feed``).
+A wakeup of the socket takes every datagram waiting with ``recv_into``
+into one preallocated buffer (``batch`` slots of ``max_datagram`` bytes):
+no allocation per datagram. The fast path costs about a millisecond per
+call whatever the batch (numpy calls per metric), so a batch is fed when
+the buffer is full or ``linger_s`` after its first datagram, not at every
+wakeup: at tens of thousands of reports per second, wakeups come every
+millisecond or two and feeding each would spend most of the time on that
+fixed cost. Events reach the queue at most ``linger_s`` later, against the
+normal path's flush every second. When all datagrams of a batch have the
+same length (one switch, one INT configuration: the usual case) the
+collector reads them in place as rows of the buffer (``feed_rows``);
+otherwise they are copied out as bytes (``feed``).
 
-Every report of a batch gets the time of the wakeup that took it. A
-datagram longer than a slot is counted (``oversize``) and not fed: cut, it
-would only be rejected as truncated. Datagrams the kernel dropped because
-the socket's buffer was full are counted by the kernel per socket; on Linux
+Each report gets the time of the wakeup that took it. A datagram longer
+than a slot is counted (``oversize``) and not fed: cut, it would only be
+rejected as truncated. Datagrams the kernel dropped because the socket's
+buffer was full are counted by the kernel per socket; on Linux
 ``kernel_drops`` reads that counter (``/proc/net/udp``), elsewhere it is None.
 
 ``stop()`` from any thread wakes the loop through a socket pair; the loop
-takes what is still queued on the socket before it returns, so a stop
-right after the last datagram arrived loses nothing.
+takes what is still queued on the socket and feeds it before it returns,
+so a stop right after the last datagram arrived loses nothing.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ DEFAULT_PORT = 32766  # the report port int_md.p4's reports go to
 DEFAULT_BATCH = 1024
 DEFAULT_MAX_DATAGRAM = 2048  # a report of an Ethernet-MTU packet fits
 DEFAULT_RCVBUF = 16 << 20
+DEFAULT_LINGER_S = 0.01
 _SO_RCVBUFFORCE = 33  # Linux: set past net.core.rmem_max (needs CAP_NET_ADMIN)
 
 
@@ -50,8 +55,9 @@ class ReceiverError(IntbedError):
 
 @dataclass
 class ReceiverStats:
-    """What the socket gave: datagrams and their bytes (oversize ones
-    included), wakeups and batches fed, and what the kernel dropped."""
+    """What the socket gave, counted once fed: datagrams and their bytes
+    (oversize ones included), wakeups and batches fed, and what the kernel
+    dropped."""
 
     datagrams: int = 0
     bytes: int = 0
@@ -59,9 +65,24 @@ class ReceiverStats:
     wakeups: int = 0
     batches: int = 0
     kernel_drops: int | None = None
+    first_s: float | None = None  # collector clock at the first and the last batch
+    last_s: float | None = None
+    busy_s: float = 0.0  # wall time spent receiving and feeding
 
-    def as_dict(self) -> dict[str, int | None]:
-        return dict(self.__dict__)
+    @property
+    def span_rate(self) -> float:
+        """Datagrams per second between the first and the last batch."""
+        if self.first_s is None or self.last_s is None or self.last_s <= self.first_s:
+            return 0.0
+        return self.datagrams / (self.last_s - self.first_s)
+
+    @property
+    def capacity(self) -> float:
+        """Datagrams per second of busy time: what the loop could take."""
+        return self.datagrams / self.busy_s if self.busy_s > 0 else 0.0
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {**self.__dict__, "span_rate": self.span_rate, "capacity": self.capacity}
 
 
 def parse_listen(text: str, default_host: str = "0.0.0.0") -> tuple[str, int]:
@@ -143,12 +164,13 @@ class UdpReceiver:
 
     def __init__(self, collector: Collector, host: str = "0.0.0.0", port: int = DEFAULT_PORT,
                  *, batch: int = DEFAULT_BATCH, max_datagram: int = DEFAULT_MAX_DATAGRAM,
-                 rcvbuf: int = DEFAULT_RCVBUF) -> None:
-        if batch < 1 or max_datagram < 1:
-            raise ValueError("batch and max_datagram must be positive")
+                 linger_s: float = DEFAULT_LINGER_S, rcvbuf: int = DEFAULT_RCVBUF) -> None:
+        if batch < 1 or max_datagram < 1 or linger_s < 0:
+            raise ValueError("batch and max_datagram must be positive, linger_s not negative")
         self.collector = collector
         self.batch = batch
         self.slot = max_datagram
+        self.linger_s = linger_s
         self.stats = ReceiverStats()
         self.sock = _bind(host, port, rcvbuf)
         self.address: tuple[str, int] = self.sock.getsockname()[:2]
@@ -157,6 +179,15 @@ class UdpReceiver:
         self._slots = [view[i * max_datagram:(i + 1) * max_datagram] for i in range(batch)]
         self._rows = np.frombuffer(self._buffer, dtype=np.uint8).reshape(batch, max_datagram)
         self._lengths = [0] * batch
+        self._times = np.zeros(batch)
+        # the batch being filled: reports kept, all of one length?, when it began;
+        # datagrams and bytes taken for it (oversize ones too), counted when fed
+        self._count = 0
+        self._uniform = True
+        self._began = 0.0
+        self._taken = 0
+        self._taken_bytes = 0
+        self._oversize = 0
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._stopping = threading.Event()
@@ -174,15 +205,25 @@ class UdpReceiver:
             selector.register(self.sock, selectors.EVENT_READ)
             selector.register(self._wake_r, selectors.EVENT_READ)
             while not self._stopping.is_set():
-                timeout = None if deadline is None else deadline - time.monotonic()
-                if timeout is not None and timeout <= 0:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
                     break
-                ready = selector.select(timeout)
+                waits = [] if deadline is None else [deadline - now]
+                if self._taken:
+                    due = self._began + self.linger_s - now
+                    if due <= 0:
+                        self._feed()
+                        continue
+                    waits.append(due)
+                ready = selector.select(min(waits) if waits else None)
                 if any(key.fileobj is self.sock for key, _ in ready):
                     self.stats.wakeups += 1
-                    while self._drain() == self.batch:  # more may be waiting
-                        pass
-        self._drain_all()
+                    self._take_all()
+                    if self._taken and self.linger_s <= 0:
+                        self._feed()
+        self._take_all()
+        if self._taken:
+            self._feed()
         return self.stats
 
     def start(self) -> UdpReceiver:
@@ -222,50 +263,72 @@ class UdpReceiver:
 
     # ---------------------------------------------------------------- inner
 
-    def _drain_all(self) -> None:
-        while self._drain() == self.batch:
-            pass
+    def _take_all(self) -> None:
+        """Receive until the socket is empty, feeding each full buffer."""
+        while True:
+            more = self._receive()
+            if self._count == self.batch:
+                self._feed()
+            if not more:
+                return
 
-    def _drain(self) -> int:
-        """Receive until the socket is empty or the buffer full, feed the
-        batch; returns the datagrams taken (oversize ones included)."""
+    def _receive(self) -> bool:
+        """Receive into the free slots until the socket is empty (False) or
+        the buffer is full or a batch's worth was taken (True: more may wait)."""
+        started = time.perf_counter()
         recv_into, slots, lengths, slot = self.sock.recv_into, self._slots, self._lengths, \
             self.slot
-        taken = kept = size = 0
-        uniform = True
-        for view in slots:
-            try:
-                n = recv_into(view, slot, socket.MSG_TRUNC)
-            except (BlockingIOError, InterruptedError):
+        batch = self.batch
+        first = k = self._count
+        uniform = self._uniform
+        taken = size = oversize = 0
+        more = False
+        while True:
+            if k == batch or taken == batch:
+                more = True
                 break
-            except OSError:  # e.g. ICMP errors queued on the socket: nothing to take
+            try:
+                n = recv_into(slots[k], slot, socket.MSG_TRUNC)
+            except OSError:  # EAGAIN: empty; or an ICMP error queued on the socket
                 break
             taken += 1
             size += n
-            if n > slot:
-                self.stats.oversize += 1
+            if n > slot:  # cut in the slot, which the next datagram takes
+                oversize += 1
                 continue
-            if kept != taken - 1:  # an oversize datagram left a gap: close it
-                slots[kept][:n] = view[:n]
-            lengths[kept] = n
+            lengths[k] = n
             if n != lengths[0]:
                 uniform = False
-            kept += 1
-        if not taken:
-            return 0
-        if kept:
-            self._feed(kept, uniform)
-        self.stats.datagrams += taken  # after the feed: a datagram counted has been fed
-        self.stats.bytes += size
-        return taken
+            k += 1
+        if taken:
+            if not self._taken:
+                self._began = time.monotonic()
+            self._times[first:k] = self.collector.clock.now()
+            self._count, self._uniform = k, uniform
+            self._taken += taken
+            self._taken_bytes += size
+            self._oversize += oversize
+        self.stats.busy_s += time.perf_counter() - started
+        return more
 
-    def _feed(self, count: int, uniform: bool) -> None:
-        lengths = self._lengths
-        collector = self.collector
-        now = collector.clock.now()
-        if uniform:
-            collector.feed_rows(self._rows[:count, :lengths[0]], now)
-        else:
-            slots = self._slots
-            collector.feed([bytes(slots[i][:lengths[i]]) for i in range(count)], now)
-        self.stats.batches += 1
+    def _feed(self) -> None:
+        """Hand the batch to the collector and count it."""
+        started = time.perf_counter()
+        count, stats, collector = self._count, self.stats, self.collector
+        if count:
+            times = self._times[:count]
+            if self._uniform:
+                collector.feed_rows(self._rows[:count, :self._lengths[0]], times)
+            else:
+                slots, lengths = self._slots, self._lengths
+                collector.feed([bytes(slots[i][:lengths[i]]) for i in range(count)], times)
+            stats.batches += 1
+            if stats.first_s is None:
+                stats.first_s = float(times[0])
+            stats.last_s = float(times[-1])
+        stats.datagrams += self._taken  # after the feed: a datagram counted has been fed
+        stats.bytes += self._taken_bytes
+        stats.oversize += self._oversize
+        self._count, self._uniform = 0, True
+        self._taken = self._taken_bytes = self._oversize = 0
+        stats.busy_s += time.perf_counter() - started

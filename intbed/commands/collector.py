@@ -224,18 +224,20 @@ def _store_options(fn: Callable[..., Any]) -> Callable[..., Any]:
               help="Datagrams taken per wakeup at most.")
 @click.option("--max-datagram", type=int, default=2048, show_default=True,
               help="Longest report taken, in bytes (longer ones are counted and dropped).")
+@click.option("--linger", type=float, default=0.01, show_default=True,
+              help="Seconds a batch may wait to fill before it is fed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], period: float,
                 no_events: bool, seconds: float | None, batch: int, max_datagram: int,
-                as_json: bool) -> None:
+                linger: float, as_json: bool) -> None:
     """Collect reports from a UDP socket until Ctrl-C or --seconds, then
     print the counters."""
     from controller.collector.pipeline import Collector
     from controller.collector.receiver import UdpReceiver, parse_listen
     from controller.wallclock import WallClock
 
-    if batch < 1 or max_datagram < 1:
-        raise IntbedError("--batch and --max-datagram must be positive")
+    if batch < 1 or max_datagram < 1 or not linger >= 0:
+        raise IntbedError("--batch and --max-datagram must be positive, --linger >= 0")
     host, port = parse_listen(listen)
     clock = WallClock(name="intbed-collector")
     config = collector_config(thresholds, period, no_events,
@@ -245,7 +247,8 @@ def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], perio
     try:
         opened = open_store(store_spec)
         coll = Collector(opened.store, clock, config)
-        receiver = UdpReceiver(coll, host, port, batch=batch, max_datagram=max_datagram)
+        receiver = UdpReceiver(coll, host, port, batch=batch, max_datagram=max_datagram,
+                               linger_s=linger)
         where = f"{receiver.address[0]}:{receiver.port}"
         if not as_json:
             click.echo(f"listening on udp {where}, store {store_spec}"
@@ -271,9 +274,12 @@ def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], perio
                                "notes": opened.notes}))
         return
     lost = "not measurable" if stats.kernel_drops is None else str(stats.kernel_drops)
+    span = (stats.last_s or 0.0) - (stats.first_s or 0.0)
     click.echo(f"{elapsed:.1f} s: datagrams {stats.datagrams} ({stats.bytes} bytes) in "
-               f"{stats.batches} batches, {stats.datagrams / max(elapsed, 1e-9):.0f}/s; "
-               f"oversize {stats.oversize}; lost in the kernel {lost}")
+               f"{stats.batches} batches; oversize {stats.oversize}; lost in the kernel {lost}")
+    if stats.datagrams:
+        click.echo(f"rate {stats.span_rate:.0f}/s over the {span:.2f} s from the first batch "
+                   f"to the last; busy {stats.busy_s:.2f} s ({stats.capacity:.0f}/s)")
     for line in _counter_lines(counts) + opened.notes:
         click.echo(line)
 
