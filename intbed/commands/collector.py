@@ -402,10 +402,11 @@ def plot_series(found: list[Series], measurement: str, path: Path) -> None:
                   for _, v in points]
             label = ",".join(f"{k}={v}" for k, v in sorted(series_tags.items()))
             ax.step(xs, ys, where="post", marker=".", label=label or measurement)
-        if levels:
+        if levels:  # the tick labels name the values
             ax.set_yticks(list(levels.values()), list(levels))
+        else:
+            ax.set_ylabel(measurement)
         ax.set_xlabel("seconds since the first point")
-        ax.set_ylabel(measurement)
         ax.set_title(f"{measurement}: {len(found)} series")
         if 0 < len(found) <= 10:
             ax.legend(fontsize="small")
