@@ -68,6 +68,7 @@ class ReceiverStats:
     first_s: float | None = None  # collector clock at the first and the last batch
     last_s: float | None = None
     busy_s: float = 0.0  # wall time spent receiving and feeding
+    cpu_s: float = 0.0  # CPU time of the receiving thread in it
 
     @property
     def span_rate(self) -> float:
@@ -81,8 +82,15 @@ class ReceiverStats:
         """Datagrams per second of busy time: what the loop could take."""
         return self.datagrams / self.busy_s if self.busy_s > 0 else 0.0
 
+    @property
+    def cpu_capacity(self) -> float:
+        """Datagrams per CPU second: what the loop could take on a core of
+        its own (the wall time also counts waits for a busy machine's CPU)."""
+        return self.datagrams / self.cpu_s if self.cpu_s > 0 else 0.0
+
     def as_dict(self) -> dict[str, float | None]:
-        return {**self.__dict__, "span_rate": self.span_rate, "capacity": self.capacity}
+        return {**self.__dict__, "span_rate": self.span_rate, "capacity": self.capacity,
+                "cpu_capacity": self.cpu_capacity}
 
 
 def parse_listen(text: str, default_host: str = "0.0.0.0") -> tuple[str, int]:
@@ -275,7 +283,7 @@ class UdpReceiver:
     def _receive(self) -> bool:
         """Receive into the free slots until the socket is empty (False) or
         the buffer is full or a batch's worth was taken (True: more may wait)."""
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         recv_into, slots, lengths, slot = self.sock.recv_into, self._slots, self._lengths, \
             self.slot
         batch = self.batch
@@ -309,11 +317,12 @@ class UdpReceiver:
             self._taken_bytes += size
             self._oversize += oversize
         self.stats.busy_s += time.perf_counter() - started
+        self.stats.cpu_s += time.thread_time() - cpu
         return more
 
     def _feed(self) -> None:
         """Hand the batch to the collector and count it."""
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         count, stats, collector = self._count, self.stats, self.collector
         if count:
             times = self._times[:count]
@@ -332,3 +341,4 @@ class UdpReceiver:
         self._count, self._uniform = 0, True
         self._taken = self._taken_bytes = self._oversize = 0
         stats.busy_s += time.perf_counter() - started
+        stats.cpu_s += time.thread_time() - cpu

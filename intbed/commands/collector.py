@@ -279,7 +279,8 @@ def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], perio
                f"{stats.batches} batches; oversize {stats.oversize}; lost in the kernel {lost}")
     if stats.datagrams:
         click.echo(f"rate {stats.span_rate:.0f}/s over the {span:.2f} s from the first batch "
-                   f"to the last; busy {stats.busy_s:.2f} s ({stats.capacity:.0f}/s)")
+                   f"to the last; busy {stats.busy_s:.2f} s ({stats.capacity:.0f}/s), "
+                   f"{stats.cpu_s:.2f} s CPU ({stats.cpu_capacity:.0f}/s)")
     for line in _counter_lines(counts) + opened.notes:
         click.echo(line)
 

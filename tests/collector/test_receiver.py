@@ -324,7 +324,8 @@ def test_live_rate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
               f"({count / send_s:,.0f}/s); received {stats.datagrams} in {elapsed:.2f} s "
               f"({stats.datagrams / elapsed:,.0f} reports/s), kernel drops "
               f"{stats.kernel_drops}, {stats.batches} batches "
-              f"(mean {stats.datagrams / max(stats.batches, 1):.0f} reports)")
+              f"(mean {stats.datagrams / max(stats.batches, 1):.0f} reports); "
+              f"{stats.cpu_capacity:,.0f} reports per CPU second")
     assert counters.reports.total == counters.reports.accepted == stats.datagrams
     if stats.kernel_drops is not None:
         assert stats.datagrams + stats.kernel_drops == count
