@@ -171,11 +171,13 @@ def bench_fat_tree(k: int = 8, rate_pps: float = 100.0, duration_s: float = 1.0,
 
 
 def run_sim_benchmarks(duration_s: float = 10.0, k: int = 8) -> dict[str, Any]:
-    fabric = bench_fabric(duration_s)
-    gpint = bench_gpint(duration_s=duration_s)
-    # Peak memory is per process: measure the fat-tree in a fresh one.
+    # Peak memory is per process: measure the fat-tree in a fresh one, and
+    # first, while this process is small (Linux carries a process's peak RSS
+    # across fork and exec into the child's).
     out = subprocess.run([sys.executable, "-m", "benchmarks.sim", "fat-tree", str(k)],
                          capture_output=True, text=True, check=True, env=child_env())
+    fabric = bench_fabric(duration_s)
+    gpint = bench_gpint(duration_s=duration_s)
     return {"fabric": fabric, "gpint": gpint, "fat_tree": json.loads(out.stdout)}
 
 
