@@ -230,6 +230,13 @@ def versions() -> dict[str, Any]:
 def prepare_dir(path: Path, force: bool) -> Path:
     """Create the run directory, refusing to clobber an earlier run."""
     if path.exists() and any(path.iterdir()) and not force:
+        if (path / "config.json").is_file() and not (path / "summary.json").is_file():
+            done = sum(1 for _ in (path / POINTS_DIR).rglob("*.pkl")) \
+                if (path / POINTS_DIR).is_dir() else 0
+            raise ExperimentError(
+                f"{path}: an unfinished run is here (no summary.json; {done} point(s) "
+                "finished): finish it with --resume and the same arguments, overwrite it with "
+                "--force, or choose another directory with --out")
         raise ExperimentError(f"{path}: results already exist; use --force to overwrite them "
                               "or --out to choose another directory")
     try:

@@ -84,6 +84,10 @@ def test_a_failed_sweep_keeps_its_points_and_resume_finishes_it(
     with pytest.raises(RuntimeError, match="went away"):
         _run(out)
     assert len(list((out / "points").rglob("*.pkl"))) == 2
+    with pytest.raises(ExperimentError, match=r"an unfinished run is here \(no summary.json; "
+                                              r"2 point\(s\) finished\): finish it with "
+                                              r"--resume"):
+        _run(out)
     calls.clear()
     _run(out, resume=True)
     assert len(calls) == 2  # only the points the first attempt did not finish
