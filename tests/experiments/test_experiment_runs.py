@@ -400,3 +400,25 @@ def _fig21(run: Run) -> None:
         # 'corrected' adds the x8 the sheet's Pingmesh term lacks, nothing else.
         assert fixed["Pingmesh"] == pytest.approx(8 * sheet["Pingmesh"]), k
         assert all(fixed[s] == sheet[s] for s in ("INT-path", "INT-label", "HULA")), k
+
+
+def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    """A batch job's log gets completed/total lines (first, every tenth,
+    last) instead of a terminal progress bar, and an error starts at once."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "intbed.cli", "run", "gpint-fig10", "--quick", "--out",
+           str(tmp_path / "r"), "--set", "sizes=20", "--set", "planners=gpint-3,snmp",
+           "--set", "sessions=1", "--set", "warmup_s=0.5", "--set", "duration_s=2.0"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if " done" in ln]
+    assert lines, done.stderr
+    label, _, count = lines[0].partition(": ")
+    total = int(count.split("/")[1].split()[0])
+    assert count.startswith(f"0/{total} done")
+    assert lines[-1] == f"{label}: {total}/{total} done"
+    assert len(lines) <= 12  # at most about one per tenth
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1 and again.stderr.startswith("error: "), again.stderr
