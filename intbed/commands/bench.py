@@ -165,3 +165,49 @@ def _print_table(report: dict[str, Any]) -> None:
     console.print(table)
     for note in notes:
         console.print(note, soft_wrap=True)
+
+
+@bench.command("collector")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--reports", type=click.IntRange(min=1000), default=1_000_000, show_default=True,
+              help="Reports replayed from memory in the batch cases.")
+@click.option("--seconds", type=click.FloatRange(min=0.5), default=2.0, show_default=True,
+              help="How long the sender paces reports at each live rate.")
+def collector_bench(as_json: bool, reports: int, seconds: float) -> None:
+    """Collector reports/s on one core: batch replay from memory (parse,
+    full fast path) and live UDP on loopback, beside the target rates."""
+    from benchmarks.collector import run_collector_benchmarks
+
+    report = run_collector_benchmarks(reports, seconds=seconds)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    b, live, target = report["batch"], report["live"], report["target"]
+    table = Table(title=f"collector, {b['hops']}-hop TR v2.0 reports ({b['report_bytes']} B), "
+                  f"{b['flows']} flows, one core", box=box.SIMPLE)
+    for column in ("case", "reports", "reports/s CPU", "reports/s wall", "target"):
+        table.add_column(column, justify="left" if column == "case" else "right", no_wrap=True)
+    for key, label in (("parse_rows", "parse_rows"),
+                       ("fast_path_batched", f"fast path, feed({b['batch']:,})"),
+                       ("fast_path_one_call", "fast path, one feed")):
+        row = b[key]
+        table.add_row(label, f"{row['reports']:,}", f"{row['reports_per_s_cpu']:,}",
+                      f"{row['reports_per_s_wall']:,}",
+                      f"{target['batch_reports_per_s'] / 1e6:g} M/s")
+    console = Console()
+    console.print(table)
+    for run in live["runs"]:
+        console.print(f"live UDP at {run['rate']:,.0f}/s: sent {run['sent']:,} "
+                      f"({run['sent_per_s']:,}/s), received {run['received']:,}, kernel drops "
+                      f"{run['kernel_drops']}, loss {100 * run['loss']:.3f} %"
+                      + (" (sender limited)" if run["sender_limited"] else ""), soft_wrap=True)
+    console.print(f"highest rate with < {100 * live['max_loss']:.1f} % loss: "
+                  f"{live['highest_loss_free_rate']:,}/s"
+                  + (" (a lower bound: the sender fell short)" if live["sender_limited"] else "")
+                  + f"; target {target['live_reports_per_s']:,}/s live, < "
+                  f"{100 * target['max_loss']:.1f} % loss at {target['live_loss_free_rate']:,}/s",
+                  soft_wrap=True)
