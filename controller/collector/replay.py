@@ -6,7 +6,7 @@ captures (``tcpdump -i any``) or raw IPv4; a report is the payload of an
 unfragmented IPv4/UDP datagram to the report port. Everything else is
 skipped and counted by reason.
 
-Time is the capture's: the collector runs on a ``ReplayClock`` whose zero is
+Time is the capture's: the collector runs on a ``controller.clock.VirtualClock`` whose zero is
 the first record's timestamp (also the points' ``time_origin_ns``), so
 points carry the capture times, and the event flushes and periodic pushes
 fire at the capture times they would have fired at live. A batch is cut
@@ -16,18 +16,17 @@ it, whatever the batch size.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import struct
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from common.errors import IntbedError
 from common.pcap import LINKTYPE_ETHERNET, PcapError, PcapReader
+from controller.clock import VirtualClock
 from controller.collector.pipeline import Collector, CollectorConfig
 from controller.collector.receiver import DEFAULT_PORT
 from controller.collector.stores.base import Store
@@ -79,33 +78,6 @@ class ReplayStats:
                 "reports_per_s": self.reports_per_s}
 
 
-class ReplayClock:
-    """``Clock`` in capture time: ``advance_to`` runs the calls due by then,
-    in time order, each seeing its own due time as ``now``."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-        self._heap: list[tuple[float, int, Callable[..., Any], tuple[Any, ...]]] = []
-        self._seq = itertools.count()
-
-    def now(self) -> float:
-        return self.t
-
-    def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> float:
-        due = self.t + max(delay_s, 0.0)
-        heapq.heappush(self._heap, (due, next(self._seq), fn, args))
-        return due
-
-    def next_due(self) -> float:
-        """When the next call falls due (infinity with none)."""
-        return self._heap[0][0] if self._heap else float("inf")
-
-    def advance_to(self, t: float) -> None:
-        while self._heap and self._heap[0][0] <= t:
-            due, _, fn, args = heapq.heappop(self._heap)
-            self.t = max(self.t, due)
-            fn(*args)
-        self.t = max(self.t, t)
 
 
 def udp_payload(frame: bytes, linktype: int, port: int) -> bytes | str:
@@ -209,7 +181,7 @@ def replay(path: str | Path, store: Store, config: CollectorConfig | None = None
         raise ValueError("batch must be positive")
     config = CollectorConfig() if config is None else config
     stats = ReplayStats()
-    clock = ReplayClock()
+    clock = VirtualClock()
     started = time.perf_counter()
     records = reports(path, port, stats)
     collector: Collector | None = None

@@ -5,11 +5,9 @@ detection, per-report push), and the fast path's rate."""
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest
 from report_builders import ALL_V05, ALL_V10, ALL_V20, ReportSpec, build, hop_fields, int_bytes
 from test_reports import best_of
 
+from controller.clock import VirtualClock
 from controller.collector.metrics import (
     FLOW_HOP_LATENCY,
     FLOW_PATH,
@@ -36,27 +35,6 @@ from controller.collector.reports import ParsedReport, parse_batch, parse_report
 from controller.collector.stores import MemoryStore, Point, SqliteStore
 
 ALL_BITS = {0: ALL_V05, 1: ALL_V10, 2: ALL_V20}
-
-
-class VirtualClock:
-    """``Clock`` in virtual time: ``advance_to`` runs the calls due, in order."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-        self._heap: list[tuple[float, int, Callable[..., Any], tuple[Any, ...]]] = []
-        self._seq = itertools.count()
-
-    def now(self) -> float:
-        return self.t
-
-    def call_later(self, delay_s: float, fn: Callable[..., Any], *args: Any) -> None:
-        heapq.heappush(self._heap, (self.t + delay_s, next(self._seq), fn, args))
-
-    def advance_to(self, t: float) -> None:
-        while self._heap and self._heap[0][0] <= t:
-            self.t, _, fn, args = heapq.heappop(self._heap)
-            fn(*args)
-        self.t = t
 
 
 class RecordingStore(MemoryStore):

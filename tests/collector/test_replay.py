@@ -16,6 +16,7 @@ from report_builders import frame
 from test_receiver import first_round_events, flow_reports, second_round_events
 
 from common.pcap import PcapWriter
+from controller.clock import VirtualClock
 from controller.collector.pipeline import Collector, CollectorConfig
 from controller.collector.replay import (
     CUT,
@@ -24,7 +25,6 @@ from controller.collector.replay import (
     NOT_IPV4,
     NOT_UDP,
     OTHER_PORT,
-    ReplayClock,
     ReplayError,
     replay,
     udp_payload,
@@ -76,7 +76,7 @@ def capture(tmp_path: Path) -> tuple[Path, list[tuple[int, bytes]], Counter[str]
 def fed_one_by_one(reports: list[tuple[int, bytes]], config: CollectorConfig) -> Collector:
     """The reference: each report fed alone at its capture time, the clock
     (and so the normal path's timers) advanced to it first."""
-    clock = ReplayClock()
+    clock = VirtualClock()
     origin = reports[0][0]
     store = MemoryStore()
     collector = Collector(store, clock, CollectorConfig(**{**config.__dict__,
