@@ -12,13 +12,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Loc:
-    """A position in a source file (1-based line and column)."""
+    """A position in a source file (1-based line and column; line 0 is the
+    file as a whole, as for a file that cannot be read)."""
 
     file: str
     line: int
     col: int = 0
 
     def __str__(self) -> str:
+        if not self.line:
+            return self.file
         if self.col:
             return f"{self.file}:{self.line}:{self.col}"
         return f"{self.file}:{self.line}"
