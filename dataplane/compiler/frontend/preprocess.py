@@ -24,6 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from common.errors import Loc, P4SyntaxError
+from common.textfile import decode_text, read_text
 
 __all__ = ["builtin_include_dir", "preprocess"]
 
@@ -81,15 +82,36 @@ def preprocess(
     path = Path(path)
     if not path.is_file():
         raise P4SyntaxError(f"cannot open P4 source file '{path}'", None)
+    read_text(path, "P4 source", P4SyntaxError)  # located, before cpp copies the bytes
     proc = subprocess.run(
         cpp_command(path, include_dirs, defines),
         capture_output=True,
-        text=True,
         check=False,
     )
+    stderr = proc.stderr.decode("utf-8", errors="replace")
     if proc.returncode != 0:
-        raise _cpp_error(path, proc.stderr)
-    return proc.stdout
+        raise _cpp_error(path, stderr)
+    return _decode_output(proc.stdout, path)
+
+
+_MARKER = re.compile(rb'^# (\d+) "([^"\n]*)"', re.MULTILINE)
+
+
+def _decode_output(data: bytes, path: Path) -> str:
+    """cpp's output as text; bytes that are not UTF-8 (in an included file)
+    are located in that file through cpp's line markers."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        markers = list(_MARKER.finditer(data, 0, exc.start))
+        if not markers:
+            decode_text(data, str(path), "P4 source", P4SyntaxError)
+        last = markers[-1]
+        line = int(last.group(1)) + data.count(b"\n", last.end(), exc.start) - 1
+        file = last.group(2).decode("utf-8", errors="replace")
+        raise P4SyntaxError("P4 source is not UTF-8 text: byte "
+                            f"0x{data[exc.start]:02x} cannot start or continue a character",
+                            Loc(file, line)) from None
 
 
 def _cpp_error(path: Path, stderr: str) -> P4SyntaxError:
@@ -116,7 +138,7 @@ def flatten_includes(path: str | Path, _stack: tuple[Path, ...] = ()) -> str:
     if path in _stack:
         raise P4SyntaxError(f"{path.name} includes itself", Loc(str(_stack[-1]), 1))
     out: list[str] = []
-    lines = path.read_text().splitlines()
+    lines = read_text(path, "P4 source", P4SyntaxError).splitlines()
     for number, line in enumerate(lines, 1):
         m = _QUOTED.match(line)
         if m is None:
