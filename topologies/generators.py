@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from common.errors import Loc
 from topologies.model import Topology, TopologyError
 
 # Hosts per access switch are bounded by the last octet (1..254).
@@ -230,6 +231,9 @@ def build_topology(name: str | Path, **params: Any) -> Topology:
             raise TopologyError(f"a topology file takes no parameters "
                                 f"(got {', '.join(sorted(params))})")
         return Topology.load_yaml(path)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") or len(path.parts) > 1:
+        raise TopologyError("no such file: a topology file must exist "
+                            f"(or name a generator: {', '.join(choices())})", Loc(str(path), 0))
     raise TopologyError(f"unknown topology '{name}': choose one of {', '.join(choices())}, "
                         "or give a YAML file")
 

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from common.errors import Loc
+from common.textfile import read_text
 from topologies.model import (
     DEFAULT_HOST_PREFIX_LEN,
     DEFAULT_QUEUE_DEPTH,
@@ -109,21 +110,31 @@ def parse_yaml(text: str, file: str = "<yaml>") -> Any:
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        raise TopologyError(f"YAML syntax: {exc.problem or exc.context}", Loc(file, line)) from None
+        message, line = _syntax_error(exc)
+        raise TopologyError(f"YAML syntax: {message}", Loc(file, line)) from None
     except yaml.YAMLError as exc:
         raise TopologyError(f"YAML: {exc}", Loc(file, 1)) from None
     finally:
         loader.dispose()
 
 
+def _syntax_error(exc: yaml.MarkedYAMLError) -> tuple[str, int]:
+    """Message and 1-based line of a YAML syntax error. An unclosed bracket or
+    quote is found only where the scanner gives up, lines later (often at the
+    end of the file), so it is placed where it was opened."""
+    problem, context = exc.problem or exc.context or "", exc.context or ""
+    mark = exc.problem_mark or exc.context_mark
+    unclosed = context.startswith(("while parsing a flow", "while scanning a quoted"))
+    if exc.context_mark is not None and (unclosed or "end of stream" in problem):
+        what = context.removeprefix("while parsing a ").removeprefix("while scanning a ")
+        after = f" at line {mark.line + 1}" if mark is not None else ""
+        return f"{what} not closed ({problem}{after})", exc.context_mark.line + 1
+    return problem, mark.line + 1 if mark is not None else 1
+
+
 def load_yaml(path: str | Path) -> Topology:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise TopologyError(f"cannot read topology file {path}: {exc.strerror}") from None
+    text = read_text(path, "topology file", TopologyError)
     topo = topology_from_dict(parse_yaml(text, str(path)), str(path))
     return topo
 

@@ -173,7 +173,8 @@ BAD = [
     ("key given twice", GOOD.replace("{name: s1, device_id: 0}", "{name: s1, name: s3}"),
      "t.yaml:3: error: key 'name' given twice (first at line 3)"),
     ("syntax error", GOOD.replace("  - {a: h1, b: s1}", "  - {a: h1, b: s1"),
-     "t.yaml:14: error: YAML syntax: expected ',' or '}', but got '{'"),
+     "t.yaml:13: error: YAML syntax: flow mapping not closed "
+     "(expected ',' or '}', but got '{' at line 14)"),
     ("section not a list", "switches: {s1: 1}\n",
      "t.yaml:1: error: 'switches' must be a list, not a mapping"),
 ]
