@@ -17,6 +17,7 @@ import csv
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -196,11 +197,16 @@ def load_all() -> dict[str, Experiment]:
     return REGISTRY
 
 
+def natural_key(name: str) -> list[int | str]:
+    """Sort key that puts fig6 before fig10: digit runs compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
 def get(name: str) -> Experiment:
     exps = load_all()
     if name not in exps:
         raise ExperimentError(f"unknown experiment '{name}': run 'intbed list' to see them "
-                              f"({', '.join(sorted(exps))})")
+                              f"({', '.join(sorted(exps, key=natural_key))})")
     return exps[name]
 
 

@@ -17,18 +17,13 @@ def list_experiments() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from experiments.framework import load_all
+    from experiments.framework import load_all, natural_key
 
     table = Table("experiment", "what", "parameters (default)")
-    for name, exp in sorted(load_all().items(), key=lambda kv: _order(kv[0])):
+    for name, exp in sorted(load_all().items(), key=lambda kv: natural_key(kv[0])):
         params = ", ".join(f"{p.name}={p.default!r}" for p in exp.params)
         table.add_row(name, exp.title, params)
     Console().print(table)
-
-
-def _order(name: str) -> tuple[str, int]:
-    head, _, tail = name.rpartition("-fig")
-    return (head, int(tail) if tail.isdigit() else 0)
 
 
 @click.command("run")
@@ -53,9 +48,11 @@ def _order(name: str) -> tuple[str, int]:
 @click.option("--resume", is_flag=True,
               help="Finish an interrupted run in its directory: points it finished are "
                    "not run again (same experiment, seed and parameters only).")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress on stderr (errors and the results still print).")
 def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: bool,
         target: str, redis_url: str | None, settings: tuple[str, ...],
-        cluster: str | None, resume: bool) -> None:
+        cluster: str | None, resume: bool, quiet: bool) -> None:
     """Run experiment NAME and write its results, figure and summary."""
     from experiments.framework import ExperimentError, run_experiment
 
@@ -65,7 +62,7 @@ def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: b
         if not sep:
             raise ExperimentError(f"--set {item!r}: expected PARAM=VALUE")
         overrides[key.strip()] = value.strip()
-    with _Progress() as progress:
+    with _Progress(quiet) as progress:
         path = run_experiment(name, overrides, seed=seed, quick=quick, out=out, jobs=jobs,
                               force=force, target=target, redis=redis_url,
                               progress=progress.update, cluster=cluster, resume=resume)
@@ -78,7 +75,10 @@ def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: b
 class _Progress:
     """Completed/total points with an ETA on stderr; where stderr is not a
     terminal (a batch job's log), one line per tenth of the points or per
-    minute instead."""
+    minute instead; nothing at all when quiet."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
 
     def __enter__(self) -> _Progress:
         from rich.console import Console
@@ -91,7 +91,7 @@ class _Progress:
         )
 
         console = Console(stderr=True)
-        self.terminal = console.is_terminal
+        self.terminal = console.is_terminal and not self.quiet
         self.progress = Progress("[progress.description]{task.description}", BarColumn(),
                                  MofNCompleteColumn(), TimeElapsedColumn(),
                                  TimeRemainingColumn(), console=console, transient=True)
@@ -103,6 +103,8 @@ class _Progress:
         return self
 
     def update(self, label: str, done: int, total: int) -> None:
+        if self.quiet:
+            return
         if self.terminal:
             task = self.tasks.get(label)
             if task is None:
