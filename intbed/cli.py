@@ -19,25 +19,75 @@ from intbed.commands.topo import topo
 
 # Shell convention for a process ended by SIGINT: 128 + 2.
 EXIT_INTERRUPTED = 130
+# sysexits.h EX_SOFTWARE: intbed itself failed, not the input it was given.
+EXIT_INTERNAL = 70
+# click's own outcomes (usage errors exit 2, --help and Exit carry their status).
+_CLICK_OUTCOMES = (click.exceptions.ClickException, click.exceptions.Exit,
+                   click.exceptions.Abort)
 
 
 class IntbedGroup(click.Group):
-    """Turns a user error into its one located line on stderr and exit 1, and
-    Ctrl-C into a quiet exit 130, so no command ever shows a traceback."""
+    """The one error path of every command: a user error (IntbedError, an
+    unreadable or missing file) is one located line and exit 1, Ctrl-C a quiet
+    exit 130, and anything else a bug: one ``internal error`` line and exit 70,
+    the traceback only under ``--debug``."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except IntbedError as exc:
-            click.echo(exc.line(), err=True)
-            raise click.exceptions.Exit(1) from None
+        except _CLICK_OUTCOMES:
+            raise
         except KeyboardInterrupt:
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except Exception as exc:
+            line = user_error_line(exc)
+            if line is not None:
+                click.echo(line, err=True)
+                raise click.exceptions.Exit(1) from None
+            if ctx.params.get("debug"):
+                raise
+            click.echo(f"internal error: {type(exc).__name__}: {exc}"
+                       " (rerun with --debug for the traceback)", err=True)
+            raise click.exceptions.Exit(EXIT_INTERNAL) from None
+
+
+def user_error_line(exc: BaseException) -> str | None:
+    """The ``location: error: message`` line for an error the input or the
+    machine caused, or None for a bug."""
+    if isinstance(exc, IntbedError):
+        return exc.line()
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"error: input is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} "
+                f"at offset {exc.start} ({exc.reason})")
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        return f"{where}error: {exc.strerror}"
+    return None
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from intbed.version import version_lines
+
+    click.echo("\n".join(version_lines()))
+    ctx.exit()
 
 
 @click.group(cls=IntbedGroup, context_settings={"help_option_names": ["-h", "--help"]})
-def cli() -> None:
-    """intbed: in-band network telemetry testbed."""
+@click.option("--debug", is_flag=True,
+              help="On an internal error, show the traceback instead of one line.")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version,
+              help="Print the version, the commit of a checkout, Python and the external "
+                   "tools found, then exit.")
+def cli(debug: bool) -> None:
+    """intbed: in-band network telemetry testbed.
+
+    Exit status: 0 success, 1 a user error (one located line on stderr) or a
+    failed check, 2 a command-line usage error, 70 an internal error, 130
+    interrupted.
+    """
 
 
 cli.add_command(p4)

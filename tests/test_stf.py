@@ -140,7 +140,7 @@ def test_parse_file_names_the_file(tmp_path: Path) -> None:
         Packet(Loc(str(path), 1), 1, b"\xab"),
         Expect(Loc(str(path), 3), 1, "AB"),
     ]
-    with pytest.raises(StfError, match=r"missing\.stf:0: error: cannot read STF file"):
+    with pytest.raises(StfError, match=r"missing\.stf: error: cannot read STF file"):
         parse_stf(tmp_path / "missing.stf")
 
 

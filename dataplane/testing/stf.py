@@ -19,6 +19,11 @@ so a test means here what it means on BMv2:
   anywhere else.
 * ``expect PORT`` with no data stands for one packet of any content.
 * ``wait`` is a no-op: the Switch's traffic manager is immediate.
+
+As strict as p4c's runner: a test with no ``packet`` line checks nothing and
+is an error, not a pass; expected data with an odd number of hex digits is a
+cut byte (a file truncated inside an ``expect`` line); and every port must fit
+v1model's 9-bit ``PortId_t``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from common.errors import IntbedError, Loc, StfError
 from common.names import NameLookupError, lookup
+from common.textfile import read_text
 from dataplane.runtime.tables import Exact, Lpm, MatchSpec, Ternary
 
 if TYPE_CHECKING:
@@ -57,6 +63,7 @@ __all__ = [
     "first_mismatch",
     "parse_stf",
     "parse_stf_text",
+    "require_packets",
     "run_conformance_case",
     "run_stf",
 ]
@@ -165,6 +172,9 @@ _NAME = r"(?:\"[^\"]+\"|[A-Za-z_$][\w$]*(?:\[\d+\])?(?:\.[A-Za-z_$][\w$]*(?:\[\d
 _NAME_RE = re.compile(_NAME + r"\Z")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _RADIX = {"0x": (16, 4), "0b": (2, 1), "0o": (8, 3)}
+# v1model's PortId_t is bit<9>: ports 0..511 (511 is BMv2's drop port).
+PORT_BITS = 9
+MAX_PORT = (1 << PORT_BITS) - 1
 # simple_switch_CLI commands bmv2stf passes through that the runner does not model.
 _UNSUPPORTED = frozenset({
     "remove", "check_counter", "no_packet", "mirroring_add_mc", "mirroring_delete",
@@ -177,11 +187,17 @@ _UNSUPPORTED = frozenset({
 def parse_stf(path: str | Path) -> list[StfCommand]:
     """Parse an STF file; a malformed line raises StfError located at it."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise StfError(f"cannot read STF file: {exc.strerror}", Loc(str(path), 0)) from exc
-    return parse_stf_text(text, str(path))
+    return parse_stf_text(read_text(path, "STF file", StfError), str(path))
+
+
+def require_packets(commands: Sequence[StfCommand], filename: str) -> int:
+    """The number of ``packet`` lines; none is an error, as in p4c's runner:
+    a test that sends nothing would pass whatever the program does."""
+    count = sum(1 for cmd in commands if isinstance(cmd, Packet))
+    if not count:
+        raise StfError("no 'packet' line: the test sends nothing, so it would pass "
+                       "whatever the program does", Loc(filename, 0))
+    return count
 
 
 def parse_stf_text(text: str, filename: str = "<stf>") -> list[StfCommand]:
@@ -213,13 +229,13 @@ def _parse_line(line: str, loc: Loc) -> StfCommand:
         return SetDefault(loc, _name(table, loc, "table"), action, args)
     if cmd == "mirroring_add":
         session, port = _ints(rest, loc, cmd, 2)
-        return MirroringAdd(loc, session, port)
+        return MirroringAdd(loc, session, _check_port(port, loc, cmd))
     if cmd == "mc_mgrp_create":
         (group,) = _ints(rest, loc, cmd, 1)
         return McGroupCreate(loc, group)
     if cmd == "mc_node_create":
         rid, *ports = _ints(rest, loc, cmd, None)
-        return McNodeCreate(loc, rid, tuple(ports))
+        return McNodeCreate(loc, rid, tuple(_check_port(p, loc, cmd) for p in ports))
     if cmd == "mc_node_associate":
         group, node = _ints(rest, loc, cmd, 2)
         return McNodeAssociate(loc, group, node)
@@ -242,7 +258,14 @@ def _port_and_data(rest: str, loc: Loc, cmd: str) -> tuple[int, str]:
     port, data = _split_word(rest)
     if not (port.isascii() and port.isdigit()):
         raise StfError(f"'{cmd}' needs a decimal port number, got {port or 'nothing'!r}", loc)
-    return int(port), "".join(data.split())
+    return _check_port(int(port), loc, cmd), "".join(data.split())
+
+
+def _check_port(port: int, loc: Loc, cmd: str) -> int:
+    if port > MAX_PORT:
+        raise StfError(f"'{cmd}': port {port} does not fit v1model's {PORT_BITS}-bit port "
+                       f"number (0..{MAX_PORT})", loc)
+    return port
 
 
 def _packet_bytes(data: str, loc: Loc) -> bytes:
@@ -266,6 +289,9 @@ def _expect(port: int, data: str, loc: Loc) -> Expect:
     if bad is not None:
         where = " ('$' must end the line)" if bad == "$" else ""
         raise StfError(f"invalid character {bad!r} in expected data{where}", loc)
+    if len(data) % 2:
+        raise StfError(f"expected data has an odd number of hex digits ({len(data)}): the "
+                       "last byte is cut short; is the file truncated?", loc)
     return Expect(loc, port, data.upper(), exact)
 
 
@@ -369,11 +395,26 @@ def _action_call(text: str, loc: Loc) -> tuple[str, tuple[tuple[str, int], ...],
 
 @dataclass(slots=True)
 class StfResult:
-    """Outcome of one STF test; ``diff`` is empty when it passed."""
+    """Outcome of one STF test; ``diff`` is empty when it passed.
+
+    ``unexpected`` counts emitted packets beyond those expected on their port:
+    on an observed port that fails the test, elsewhere (ports the test never
+    names, which BMv2 would not see) it is only reported.
+    """
 
     passed: bool
     diff: str = ""
     outputs: dict[int, list[bytes]] = field(default_factory=dict)
+    packets_in: int = 0
+    expected_out: int = 0
+    unexpected: int = 0
+
+    @property
+    def counts(self) -> str:
+        """``12 packets in, 12 expected out, 0 unexpected``, for the PASS line."""
+        noun = "packet" if self.packets_in == 1 else "packets"
+        return (f"{self.packets_in} {noun} in, {self.expected_out} expected out, "
+                f"{self.unexpected} unexpected")
 
     @property
     def reason(self) -> str:
@@ -410,6 +451,9 @@ def compare_outputs(
     wanted: dict[int, list[Expect]] = {}
     for exp in expects:
         wanted.setdefault(exp.port, []).append(exp)
+    expected_out = sum(len(exps) for exps in wanted.values())
+    unexpected = sum(max(0, len(pkts) - len(wanted.get(port, ())))
+                     for port, pkts in outputs.items())
     failures: list[tuple[str, list[str]]] = []
     for port in sorted(set(wanted) | set(ports)):
         got = list(outputs.get(port, ()))
@@ -418,13 +462,14 @@ def compare_outputs(
             failures.append(failure)
     seen = {port: list(pkts) for port, pkts in outputs.items()}
     if not failures:
-        return StfResult(True, "", seen)
+        return StfResult(True, "", seen, expected_out=expected_out, unexpected=unexpected)
     head = failures[0][0] if len(failures) == 1 else (
         f"{failures[0][0]} (and {len(failures) - 1} more port(s) differ)")
     lines = [head]
     for _, detail in failures:
         lines.extend(detail)
-    return StfResult(False, "\n".join(lines), seen)
+    return StfResult(False, "\n".join(lines), seen, expected_out=expected_out,
+                     unexpected=unexpected)
 
 
 def _compare_port(
@@ -488,6 +533,7 @@ def run_stf(program: CompiledProgram, stf_path: str | Path) -> StfResult:
     from dataplane.runtime.switch import Switch
 
     commands = parse_stf(stf_path)
+    packets_in = require_packets(commands, str(stf_path))
     switch = Switch(program)
     outputs: dict[int, list[bytes]] = {}
     expects: list[Expect] = []
@@ -501,7 +547,9 @@ def run_stf(program: CompiledProgram, stf_path: str | Path) -> StfResult:
             expects.append(cmd)
         else:
             apply_command(switch, program.schema, cmd)
-    return compare_outputs(expects, outputs, ports)
+    result = compare_outputs(expects, outputs, ports)
+    result.packets_in = packets_in
+    return result
 
 
 def apply_command(switch: Switch, schema: ProgramSchema, cmd: StfCommand) -> None:
@@ -618,7 +666,8 @@ def find_conformance_cases(directory: str | Path) -> list[Path]:
 
 
 def run_conformance_case(p4_path: Path) -> tuple[str, bool, str]:
-    """Compile ``NAME.p4`` and run ``NAME.stf``: ``(name, passed, first line of reason)``.
+    """Compile ``NAME.p4`` and run ``NAME.stf``: ``(name, passed, first line of
+    reason)``, the reason of a pass being its counts (``StfResult.counts``).
 
     A compile error or an engine crash is a failure with its message as the
     reason, so one broken program cannot stop a whole conformance run.
@@ -631,7 +680,7 @@ def run_conformance_case(p4_path: Path) -> tuple[str, bool, str]:
         return p4_path.stem, False, _first_line(str(exc))
     except Exception as exc:  # an engine bug must not abort the other cases
         return p4_path.stem, False, _first_line(f"internal error: {type(exc).__name__}: {exc}")
-    return p4_path.stem, result.passed, result.reason
+    return p4_path.stem, result.passed, result.reason if not result.passed else result.counts
 
 
 def _first_line(text: str) -> str:

@@ -55,12 +55,15 @@ def info(file: Path) -> None:
 def stf(file: Path, test: Path, target: str) -> None:
     """Run the STF packet test TEST on FILE; exit 1 with a diff if it fails."""
     if target == "bmv2":
+        from dataplane.testing.stf import parse_stf, require_packets
         from orchestration.targets.bmv2_stf import available, run_stf_bmv2
 
+        packets_in = require_packets(parse_stf(test), str(test))
         reason = available()
         if reason is not None:
             raise IntbedError(reason)
         result = run_stf_bmv2(file, test)
+        result.packets_in = packets_in
     else:
         from dataplane.compiler.pipeline import compile_file
         from dataplane.testing.stf import run_stf
@@ -69,7 +72,7 @@ def stf(file: Path, test: Path, target: str) -> None:
     if not result.passed:
         click.echo(result.diff)
         raise click.exceptions.Exit(1)
-    click.echo(f"PASS {file.stem}")
+    click.echo(f"PASS {file.stem}: {result.counts}")
 
 
 @p4.command()
@@ -79,8 +82,8 @@ def stf(file: Path, test: Path, target: str) -> None:
 def conformance(directory: Path, jobs: int) -> None:
     """Run every NAME.p4 that has NAME.stf beside it in DIRECTORY.
 
-    Prints one PASS/FAIL line per program and 'N passed, M failed'; exits 1
-    if any failed.
+    Prints one PASS line (with its packet counts) or FAIL line (with the
+    first reason) per program and 'N passed, M failed'; exits 1 if any failed.
     """
     from dataplane.testing.stf import find_conformance_cases, run_conformance_case
 
@@ -92,7 +95,7 @@ def conformance(directory: Path, jobs: int) -> None:
         for name, ok, reason in pool.map(run_conformance_case, cases):
             if ok:
                 passed += 1
-                click.echo(f"PASS {name}")
+                click.echo(f"PASS {name}: {reason}")
             else:
                 failed += 1
                 click.echo(f"FAIL {name}: {reason}")

@@ -52,8 +52,11 @@ def show(name: str, png: Path | None, **params: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from intbed.outputs import check_figure_file
     from topologies.draw import draw, summarize
 
+    if png is not None:
+        check_figure_file(png, "--png")
     topology = _build(name, params)
     summary = summarize(topology)
     table = Table(title=f"topology {topology.name}", show_header=False)
@@ -83,6 +86,9 @@ def show(name: str, png: Path | None, **params: Any) -> None:
               help="YAML file to write.")
 def save(name: str, output: Path, **params: Any) -> None:
     """Write topology NAME as an editable YAML file."""
+    from intbed.outputs import check_output_file
+
+    check_output_file(output, "--output")
     topology = _build(name, params)
     topology.save_yaml(output)
     click.echo(f"{topology.name} written to {output}")

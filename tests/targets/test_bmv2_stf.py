@@ -358,7 +358,8 @@ def test_main_skips_without_bmv2(no_tools, capsys) -> None:
 def test_cli_stf_target_bmv2(fake_tools, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     result = CliRunner().invoke(cli, ["p4", "stf", "--target", "bmv2", str(FWD), str(FWD_STF)])
-    assert (result.exit_code, result.output) == (0, "PASS fwd\n")
+    assert (result.exit_code, result.output) == (
+        0, "PASS fwd: 3 packets in, 2 expected out, 0 unexpected\n")
     assert list((tmp_path / "intbed" / "p4c").glob("*/fwd.json"))
     monkeypatch.setenv("FAKE_SWITCH_MANGLE", "1")
     result = CliRunner().invoke(cli, ["p4", "stf", "--target", "bmv2", str(FWD), str(FWD_STF)])
