@@ -128,12 +128,16 @@ def _main_parser() -> _Parser:
                 description="A v1model switch on Linux interfaces, run by intbed's engine.",
                 epilog="Target options after '--': --grpc-server-addr HOST:PORT, --cpu-port N.")
     p.add_argument("program", nargs="?", type=Path, help="P4-16 program (.p4)")
-    p.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE")
-    p.add_argument("--device-id", type=int, default=0)
+    p.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE",
+                   help="attach Linux interface IFACE as switch port PORT (repeatable), "
+                        "as BMv2's -i")
+    p.add_argument("--device-id", type=int, default=0, metavar="N",
+                   help="P4Runtime device id the controller addresses (default 0)")
     p.add_argument("--pcap", nargs="?", const=".", default=None, metavar="DIR",
                    help="write <iface>_in.pcap and <iface>_out.pcap into DIR")
-    p.add_argument("--log-console", action="store_true")
-    p.add_argument("--log-file", type=Path, default=None)
+    p.add_argument("--log-console", action="store_true", help="log to standard output")
+    p.add_argument("--log-file", type=Path, default=None, metavar="FILE",
+                   help="log to FILE (appended; with --log-console, to both)")
     p.add_argument("-L", "--log-level", default="info", choices=LOG_LEVELS)
     p.add_argument("--log-flush", action="store_true", help="accepted, logs are line-buffered")
     p.add_argument("--thrift-port", type=int, default=None, help="accepted and ignored")
