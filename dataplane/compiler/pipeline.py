@@ -17,6 +17,7 @@ from typing import Any
 
 from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
 from dataplane.compiler.frontend.ast import HeaderDecl, Program
+from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
 from dataplane.compiler.frontend.types import HeaderT, StackT, StructLikeT, field_bits, strip
 from dataplane.compiler.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
 from dataplane.runtime import externs as rt_externs
@@ -59,6 +60,7 @@ def _globals() -> dict[str, Any]:
 
 def compile_program(program: Program, source: Path) -> CompiledProgram:
     """Generate and compile code for a parsed program."""
+    instantiate_direct_calls(program)
     gen = CodeGen(program)
     text = gen.generate()
     code = compile(text, f"<p4:{source.name}>", "exec")

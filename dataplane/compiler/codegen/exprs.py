@@ -17,6 +17,7 @@ from dataplane.compiler.codegen.values import (
     const,
     location,
     offset,
+    py_tuple,
     slot,
 )
 from dataplane.compiler.frontend import ast
@@ -471,10 +472,10 @@ class ExprMixin:
             tmp = self.fresh()
             with self.w.block(f"if {c.code}"):
                 self.w.lines.extend(la)
-                self.w(f"{tmp} = ({', '.join(a.parts or [])},)")
+                self.w(f"{tmp} = {py_tuple(a.parts or [])}")
             with self.w.block("else"):
                 self.w.lines.extend(lb)
-                self.w(f"{tmp} = ({', '.join(b.parts or [])},)")
+                self.w(f"{tmp} = {py_tuple(b.parts or [])}")
             return Val(t, parts=[f"{tmp}[{k}]" for k in range(slots(t))])
         if not la and not lb:
             return Val(t, code=f"({a.code} if {c.code} else {b.code})")
@@ -542,7 +543,7 @@ class ExprMixin:
         a = self.coerce(a, t, node)
         b = self.coerce(b, t, node)
         pa, pb = self.compare_parts(t, a.parts or [], b.parts or [])
-        code = f"(({', '.join(pa)},) == ({', '.join(pb)},))"
+        code = f"({py_tuple(pa)} == {py_tuple(pb)})"
         return Val(BoolT(), code=code if op == "==" else f"(not {code})")
 
     def compare_parts(self: CodeGen, t: Type, pa: list[str], pb: list[str]) -> tuple[list[str],
@@ -851,7 +852,7 @@ class ExprMixin:
             self.w(f"s[{lv.base}:{lv.base + n}] = s[{v.base}:{v.base + n}]")
             return
         end = lv.base + n if isinstance(lv.base, int) else f"{lv.base} + {n}"
-        self.w(f"s[{lv.base}:{end}] = ({', '.join(parts)},)")
+        self.w(f"s[{lv.base}:{end}] = {py_tuple(parts)}")
 
     def assign(self: CodeGen, lv: LValue, rhs: ast.Expr, node: ast.Node) -> None:
         v = self.coerce(self.ev(rhs, lv.type), lv.type, rhs)

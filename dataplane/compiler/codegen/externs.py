@@ -14,6 +14,7 @@ from dataplane.compiler.codegen.values import (
     const,
     location,
     offset,
+    py_tuple,
     slot,
 )
 from dataplane.compiler.frontend import ast
@@ -102,7 +103,7 @@ class ExternMixin:
                 v = self.coerce(self.ev(a, t), t, a)
                 tmp = self.fresh("a")
                 if v.parts is not None:
-                    self.w(f"{tmp} = ({', '.join(v.parts)},)")
+                    self.w(f"{tmp} = {py_tuple(v.parts)}")
                     loads.append((psym, tmp, True))
                 else:
                     self.w(f"{tmp} = {v.code}")
@@ -120,7 +121,7 @@ class ExternMixin:
                 cur = self.read_lvalue(lv)
                 tmp = self.fresh("a")
                 if cur.parts is not None:
-                    self.w(f"{tmp} = ({', '.join(cur.parts)},)")
+                    self.w(f"{tmp} = {py_tuple(cur.parts)}")
                     loads.append((psym, tmp, True))
                 else:
                     self.w(f"{tmp} = {cur.code}")
@@ -861,10 +862,10 @@ class ExternMixin:
             dname = dt.name if isinstance(dt, StructLikeT) else f"digest_{len(self.digests)}"
             if dname not in self.digests:
                 self.digests[dname] = len(self.digests)
-                fields = [sc.FieldInfo(n, field_bits(ft)) for n, ft in dt.fields] if isinstance(
-                    dt, StructLikeT) else [sc.FieldInfo("value", field_bits(dt))]
+                fields = [sc.FieldInfo(n, _digest_bits(ft)) for n, ft in dt.fields] if isinstance(
+                    dt, StructLikeT) else [sc.FieldInfo("value", _digest_bits(dt))]
                 self.schema.digests.append(sc.DigestInfo(dname, fields))
-            self.w(f"DIGEST({self.digests[dname]}, ({', '.join(self.flat(data))},))")
+            self.w(f"DIGEST({self.digests[dname]}, {py_tuple(self.flat(data))})")
             return void
         if name in ("assert", "assume"):
             c = self.ev(args[0], BoolT())
@@ -875,7 +876,7 @@ class ExternMixin:
             msg = self.ev(args[0])
             if len(args) > 1:
                 data = self.ev(args[1])
-                self.w(f"LOG({msg.code}, ({', '.join(self.flat(data))},))")
+                self.w(f"LOG({msg.code}, {py_tuple(self.flat(data))})")
             else:
                 self.w(f"LOG({msg.code}, ())")
             return void
@@ -1028,21 +1029,9 @@ class ExternMixin:
             return Val(t, code=v if not st.signed else f"to_signed({v}, {width})")
         if isinstance(st, BoolT):
             return Val(t, code=f"bool({v})")
-        if isinstance(st, HeaderT):
-            parts = ["1"]
-            shift = width
-            for _, ft in st.fields:
-                w = field_bits(ft)
-                shift -= w
-                parts.append(f"(({v} >> {shift}) & {(1 << w) - 1})")
-            return Val(t, parts=parts)
-        if isinstance(st, StructT):
-            parts = []
-            shift = width
-            for _, ft in st.fields:
-                w = field_bits(ft)
-                shift -= w
-                parts.append(f"(({v} >> {shift}) & {(1 << w) - 1})")
+        if isinstance(st, HeaderT | StructT | StackT):
+            parts: list[str] = []
+            _unpack_bits(st, v, width, parts)
             return Val(t, parts=parts)
         raise self.unsupported(node, f"lookahead of {t}")
 
@@ -1061,7 +1050,7 @@ class ExternMixin:
                         pairs.append(f"({parts[k]}, {field_bits(ft)})")
                     k += slots(ft)
                 with self.w.block(f"if {parts[0]}"):
-                    self.w(f"OUT.append(join_bits(({', '.join(pairs)},)))")
+                    self.w(f"OUT.append(join_bits({py_tuple(pairs)}))")
                 return
             if st.bit_width % 8:
                 raise self.unsupported(node, f"emitting header {st.name} of {st.bit_width} bits")
@@ -1107,6 +1096,38 @@ class ExternMixin:
                 k += n
             return
         raise self.err(node, f"emit needs a header, stack, union or struct, not {t}")
+
+
+def _digest_bits(t: Type) -> int:
+    """A digest field's width in P4Info: an enum without an underlying type
+    travels as 32 bits, as p4c's BMv2 back end represents it."""
+    st = strip(t)
+    if isinstance(st, EnumT) and st.underlying is None:
+        return 32
+    return field_bits(st)
+
+
+def _unpack_bits(t: Type, v: str, end: int, parts: list[str]) -> int:
+    """Slot expressions of a header, struct or stack read from the integer
+    ``v`` whose bits below ``end`` hold it; returns where it began. A
+    header (each stack element, too) comes out valid; a stack's next index
+    is 0, as for a value that no extract has advanced."""
+    st = strip(t)
+    if isinstance(st, StackT):
+        parts.append("0")
+        for _ in range(st.size):
+            end = _unpack_bits(st.elem, v, end, parts)
+        return end
+    if isinstance(st, HeaderT | StructT):
+        if isinstance(st, HeaderT):
+            parts.append("1")
+        for _, ft in st.fields:
+            end = _unpack_bits(ft, v, end, parts)
+        return end
+    w = field_bits(st)
+    end -= w
+    parts.append(f"(({v} >> {end}) & {(1 << w) - 1})")
+    return end
 
 
 _SLOT = re.compile(r"^(\w+)\[(\d+)\]$")

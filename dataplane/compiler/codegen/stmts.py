@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dataplane.compiler.codegen.values import ActionRunT, Evaluated, LValue, slot
+from dataplane.compiler.codegen.values import ActionRunT, Evaluated, LValue, py_tuple, slot
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.scope import ConstSym, StateSym, ValueSetSym, VarSym
 from dataplane.compiler.frontend.types import (
@@ -81,7 +81,7 @@ class StmtMixin:
             raise self.err(st, "'return' with a value outside a function")
         v = self.coerce(self.ev(st.value, rt), rt, st.value)
         if v.parts is not None:
-            self.w(f"return ({', '.join(v.parts)},)")
+            self.w(f"return {py_tuple(v.parts)}")
         else:
             self.w(f"return {v.code}")
 

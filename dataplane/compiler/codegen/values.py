@@ -30,6 +30,12 @@ def slot(base: int | str, k: int = 0) -> str:
     return f"s[{base}]" if k == 0 else f"s[{base} + {k}]"
 
 
+def py_tuple(parts: list[str]) -> str:
+    """Python source of a tuple of ``parts``; a value of no slots (an empty
+    struct or header list) is ``()``, which ``(,)`` is not."""
+    return f"({', '.join(parts)},)" if parts else "()"
+
+
 def offset(base: int | str, k: int) -> int | str:
     if isinstance(base, int):
         return base + k

@@ -241,6 +241,8 @@ def field_bits(t: Type) -> int:
         return t.bit_width
     if isinstance(t, StructT):
         return sum(field_bits(ft) for _, ft in t.fields)
+    if isinstance(t, StackT):
+        return t.size * field_bits(t.elem)
     if isinstance(t, ErrorT):
         return 32
     raise TypeError(f"type {t} has no fixed width")
