@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
+from controller.collector import fastloop
 from controller.collector.metrics import BY_NAME, METRICS, KeyIndex, Metric
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -40,8 +42,9 @@ FOLLOW_SIZE = 512
 
 class Thresholds:
     """T(m) per measurement, changeable while the collector runs: the fast
-    path takes a ``snapshot`` per batch, so a change applies from the next
-    batch on and a batch never sees two thresholds for one metric."""
+    path takes a ``snapshot`` (or ``array``: one float per metric, in
+    ``METRICS`` order, 0 for the path) per batch, so a change applies from
+    the next batch on and a batch never sees two thresholds for one metric."""
 
     def __init__(self, initial: Mapping[str, float] | None = None) -> None:
         self._lock = threading.Lock()
@@ -49,6 +52,8 @@ class Thresholds:
         for name, value in (initial or {}).items():
             self._check(name, value)
             self._values[name] = float(value)
+        self._array = np.array([self._values.get(m.name, 0.0) for m in METRICS],
+                               dtype=np.float64)
 
     @staticmethod
     def _check(name: str, value: float) -> None:
@@ -64,6 +69,7 @@ class Thresholds:
         self._check(name, value)
         with self._lock:
             self._values[name] = float(value)
+            self._array[METRICS.index(BY_NAME[name])] = float(value)
 
     def get(self, name: str) -> float:
         with self._lock:
@@ -73,17 +79,44 @@ class Thresholds:
         with self._lock:
             return dict(self._values)
 
+    def array(self) -> np.ndarray:
+        """A copy of T per metric in ``METRICS`` order."""
+        with self._lock:
+            return self._array.copy()
+
+
+@dataclass(slots=True)
+class TableEvents:
+    """Events of one batch in one table: slot, value, report, and position
+    among the batch's values (in the order they were taken)."""
+
+    slots: np.ndarray
+    values: np.ndarray
+    reports: np.ndarray
+    positions: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
 
 class MetricTable:
     """One metric's Info table: slots of its keys (``index``) and per slot
     the reference (last reported value), the latest value, when that was
-    seen (ns) and whether it was seen since the last periodic push."""
+    seen (ns) and whether it was seen since the last periodic push.
 
-    __slots__ = ("metric", "index", "ref", "latest", "seen_ns", "dirty")
+    ``compiled`` (the default when numba imports) maps keys by a hash table
+    and applies the rule in one compiled loop (``fastloop``); otherwise keys
+    are found by binary search and events in numpy rounds. Both give the
+    same events; slots differ only in how new keys of one batch are
+    numbered (first appearance against key order)."""
 
-    def __init__(self, metric: Metric) -> None:
+    __slots__ = ("metric", "index", "ref", "latest", "seen_ns", "dirty", "compiled")
+
+    def __init__(self, metric: Metric, compiled: bool | None = None) -> None:
         self.metric = metric
-        self.index = KeyIndex()
+        self.compiled = fastloop.COMPILED if compiled is None else compiled
+        self.index: KeyIndex | fastloop.HashIndex = (
+            fastloop.HashIndex() if self.compiled else KeyIndex())
         self.ref = np.zeros(0, dtype=np.int64)
         self.latest = np.zeros(0, dtype=np.int64)
         self.seen_ns = np.zeros(0, dtype=np.int64)
@@ -106,6 +139,50 @@ class MetricTable:
         """Take a batch of values in time order: returns every value's slot
         and the positions of the events (all positions when ``detect`` is
         off). Updates references, latest values and times."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        values = np.asarray(values, dtype=np.int64)
+        times_ns = np.asarray(times_ns, dtype=np.int64)
+        if not self.compiled:
+            return self._observe_numpy(keys, values, times_ns, threshold, detect)
+        events = self.observe_rows(keys[:, None], values[:, None], np.arange(len(values)),
+                                   times_ns, threshold, detect)
+        return self.index.lookup(keys), events.positions
+
+    def observe_rows(self, keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
+                     report_ns: np.ndarray, threshold: float,
+                     detect: bool = True) -> TableEvents:
+        """``observe`` on (rows, width) keys and values taken row by row,
+        each row last column first (as ``metrics.Observations`` holds them);
+        row r's time is ``report_ns[reports[r]]``. Returns the events."""
+        if not self.compiled:
+            flat_keys = keys[:, ::-1].ravel()
+            flat_values = values[:, ::-1].ravel().astype(np.int64)
+            flat_reports = np.repeat(reports, keys.shape[1])
+            slots, positions = self._observe_numpy(flat_keys, flat_values,
+                                                   report_ns[flat_reports], threshold, detect)
+            return TableEvents(slots[positions], flat_values[positions],
+                               flat_reports[positions], positions)
+        size = keys.size
+        index = self.index
+        assert isinstance(index, fastloop.HashIndex)
+        index.reserve(size)
+        self._reserve(index.count + size)
+        ev_slots = np.empty(size, dtype=np.int64)
+        ev_values = np.empty(size, dtype=np.int64)
+        ev_reports = np.empty(size, dtype=np.int64)
+        ev_pos = np.empty(size, dtype=np.int64)
+        if values.dtype == np.uint64:  # compiled, uint64 - int64 would be a float
+            values = values.astype(np.int64)
+        table, table_slots, keys_by_slot = index.arrays
+        index.count, found = fastloop.observe_rows(
+            keys, values, reports, report_ns, table, table_slots, keys_by_slot, index.count,
+            self.ref, self.latest, self.seen_ns, self.dirty, float(threshold),
+            self.metric.categorical, detect, ev_slots, ev_values, ev_reports, ev_pos)
+        return TableEvents(ev_slots[:found], ev_values[:found], ev_reports[:found],
+                           ev_pos[:found])
+
+    def _observe_numpy(self, keys: np.ndarray, values: np.ndarray, times_ns: np.ndarray,
+                       threshold: float, detect: bool) -> tuple[np.ndarray, np.ndarray]:
         known = self.index.count
         slots = self.index.lookup(keys)
         self._reserve(self.index.count)
@@ -269,6 +346,6 @@ def _next_past(v: np.ndarray, lo: int, hi: int, ref: int, threshold: float) -> i
     return -1
 
 
-def tables() -> dict[str, MetricTable]:
+def tables(compiled: bool | None = None) -> dict[str, MetricTable]:
     """An empty Info table per metric."""
-    return {metric.name: MetricTable(metric) for metric in METRICS}
+    return {metric.name: MetricTable(metric, compiled) for metric in METRICS}

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from controller.collector import fastloop
 from controller.collector.reports import BatchResult, ParsedReport, ReportGroup
 
 FLOW_IDS = ("src_ip", "dst_ip", "proto", "src_port", "dst_port")
@@ -59,6 +60,9 @@ LINK_UTILIZATION = Metric("link_utilization", ("sw_id", "egress_id"), SWITCH_POR
 METRICS: tuple[Metric, ...] = (FLOW_PATH, FLOW_LATENCY, FLOW_HOP_LATENCY, QUEUE_OCCUPANCY,
                                QUEUE_CONGESTION, LINK_UTILIZATION)
 BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
+DECODED = frozenset({"flow." + f for f in ("src", "dst", "proto", "sport", "dport")}
+                    | {name for m in METRICS for name in m.fields})
+"""What ``extract`` reads of a parsed report (``parse_rows(only=...)``)."""
 
 _U64 = np.uint64
 _PAIR_BITS = 24  # flow keys: pair slot (24 bits) | proto (8) | sport (16) | dport (16)
@@ -126,11 +130,14 @@ class PathIndex:
     """Paths (switch id rows, INT source first) to small integer ids, so a
     path change is an integer comparison in the fast path."""
 
-    __slots__ = ("_ids", "paths")
+    __slots__ = ("_ids", "paths", "_by_width", "compiled")
 
-    def __init__(self) -> None:
+    def __init__(self, compiled: bool | None = None) -> None:
         self._ids: dict[bytes, int] = {}
         self.paths: list[tuple[int, ...]] = []
+        self.compiled = fastloop.COMPILED if compiled is None else compiled
+        # per path length: hash -> slot, each slot's row and its path id
+        self._by_width: dict[int, tuple[fastloop.HashIndex, list[np.ndarray]]] = {}
 
     def lookup(self, rows: np.ndarray) -> np.ndarray:
         """Path id of every row of a (reports, hops) switch id array. Rows
@@ -139,6 +146,10 @@ class PathIndex:
         rows = np.ascontiguousarray(rows, dtype=np.uint32)
         if not len(rows):
             return np.zeros(0, dtype=np.int64)
+        if self.compiled:
+            found = self._lookup_hashed(rows)
+            if found is not None:
+                return found
         hashed = np.zeros(len(rows), dtype=_U64)
         for column in rows.T:
             hashed = hashed * _U64(0x9E3779B97F4A7C15) + column
@@ -149,6 +160,27 @@ class PathIndex:
         ids = np.fromiter((self._id(rows[i]) for i in first.tolist()), dtype=np.int64,
                           count=len(first))
         return ids[inverse]
+
+    def _lookup_hashed(self, rows: np.ndarray) -> np.ndarray | None:
+        """Compiled hashing and lookup; None when two rows share a hash."""
+        width = rows.shape[1]
+        index, known = self._by_width.setdefault(
+            width, (fastloop.HashIndex(), [np.zeros((0, width), np.uint32),
+                                           np.zeros(0, np.int64)]))
+        hashes = np.empty(len(rows), dtype=_U64)
+        fastloop.row_hashes(rows, hashes)
+        before = index.count
+        slots = index.lookup(hashes)
+        if index.count > before:
+            new = np.flatnonzero(slots >= before)
+            _, first = np.unique(slots[new], return_index=True)
+            fresh = rows[new[first]]
+            known[0] = np.concatenate([known[0], fresh])
+            known[1] = np.concatenate([known[1], np.fromiter(
+                (self._id(row) for row in fresh), dtype=np.int64, count=len(fresh))])
+        if not (known[0][slots] == rows).all():
+            return None
+        return known[1][slots]
 
     def _id(self, row: np.ndarray) -> int:
         raw = row.tobytes()
@@ -170,10 +202,13 @@ class KeySpace:
 
     __slots__ = ("pairs", "flows", "paths")
 
-    def __init__(self) -> None:
-        self.pairs = KeyIndex()
-        self.flows = KeyIndex()
-        self.paths = PathIndex()
+    def __init__(self, compiled: bool | None = None) -> None:
+        compiled = fastloop.COMPILED if compiled is None else compiled
+        self.pairs: KeyIndex | fastloop.HashIndex = (
+            fastloop.HashIndex() if compiled else KeyIndex())
+        self.flows: KeyIndex | fastloop.HashIndex = (
+            fastloop.HashIndex() if compiled else KeyIndex())
+        self.paths = PathIndex(compiled)
 
     def flow_slots(self, src: np.ndarray, dst: np.ndarray, proto: np.ndarray,
                    sport: np.ndarray, dport: np.ndarray) -> np.ndarray:
@@ -221,15 +256,24 @@ def tags(metric: Metric, ids: Sequence[int]) -> tuple[tuple[str, str], ...]:
 
 @dataclass(slots=True)
 class Observations:
-    """One metric's values from a batch in report order (and, within a
-    report, INT source first): packed key, value, report position."""
+    """One metric's values from a batch: packed keys and values as (rows,
+    width) arrays and the report position of each row. Rows are in report
+    order and a row's values are taken last column first: for per-hop
+    metrics a row is one report's stack as on the wire (newest hop first),
+    so the INT source's value comes first. ``flat`` gives them in that order."""
 
     keys: np.ndarray
     values: np.ndarray
     reports: np.ndarray
 
     def __len__(self) -> int:
-        return len(self.values)
+        return self.values.size
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Keys, values and report positions, one per value, in order."""
+        width = self.keys.shape[1]
+        return (self.keys[:, ::-1].ravel(), self.values[:, ::-1].ravel(),
+                np.repeat(self.reports, width))
 
 
 def _column(group: ReportGroup, name: str) -> np.ndarray | None:
@@ -240,55 +284,56 @@ def _column(group: ReportGroup, name: str) -> np.ndarray | None:
     return None if value is None else np.full(len(group), value, dtype=_U64)
 
 
-def _group_values(group: ReportGroup, space: KeySpace,
-                  out: dict[Metric, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]) -> None:
+Parts = dict[Metric, list[Observations]]
+
+
+def _group_values(group: ReportGroup, space: KeySpace, out: Parts) -> None:
     """Append one layout group's metric values to ``out``."""
     if not group.consts.get("int.hop_count") or group.consts.get("int.version") is None:
         return
     flow = [_column(group, "flow." + f) for f in ("src", "dst", "proto", "sport", "dport")]
     if any(column is None for column in flow):
         return
-    hops = {name: values[:, ::-1] for name, values in group.hops.items()}  # source first
-    h = group.consts["int.hop_count"]
+    hops = group.hops  # newest hop first, as on the wire
     flow_slot = space.flow_slots(*flow).astype(_U64)  # type: ignore[arg-type]
     one = group.index.astype(np.int64)
-    per_hop = np.repeat(one, h)
     sw = hops["node_id"].astype(_U64) if "node_id" in hops else None
     if sw is not None:
-        out[FLOW_PATH].append((flow_slot, space.paths.lookup(hops["node_id"]), one))
+        path = space.paths.lookup(hops["node_id"][:, ::-1])
+        out[FLOW_PATH].append(Observations(flow_slot[:, None], path[:, None], one))
     latency = hops.get("hop_latency")
     if latency is not None:
-        out[FLOW_LATENCY].append((flow_slot, latency.sum(axis=1, dtype=np.int64), one))
+        out[FLOW_LATENCY].append(Observations(
+            flow_slot[:, None], latency.sum(axis=1, dtype=np.int64)[:, None], one))
         if sw is not None:
             key = flow_slot[:, None] << _U64(32) | sw
-            out[FLOW_HOP_LATENCY].append((key.ravel(), latency.astype(np.int64).ravel(), per_hop))
+            out[FLOW_HOP_LATENCY].append(Observations(key, latency, one))
     if sw is None:
         return
     for metric, shift in ((QUEUE_OCCUPANCY, 8), (QUEUE_CONGESTION, 8), (LINK_UTILIZATION, 16)):
         _, id_field, value_field = metric.fields
         if id_field in hops and value_field in hops:
             key = sw << _U64(shift) | hops[id_field].astype(_U64)
-            out[metric].append((key.ravel(), hops[value_field].astype(np.int64).ravel(),
-                                per_hop))
+            out[metric].append(Observations(key, hops[value_field], one))
 
 
 def extract(result: BatchResult, space: KeySpace) -> dict[Metric, Observations]:
     """Every metric value of a parsed batch, per metric, in report order.
     Reports without a flow (no inner packet) or without INT give none."""
-    parts: dict[Metric, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {
-        m: [] for m in METRICS}
+    parts: Parts = {m: [] for m in METRICS}
     for group in result.groups:
         _group_values(group, space, parts)
     out: dict[Metric, Observations] = {}
     for metric, pieces in parts.items():
-        if not pieces:
-            continue
-        keys, values, reports = (np.concatenate(p) if len(pieces) > 1 else p[0]
-                                 for p in zip(*pieces))
-        if len(reports) > 1 and (reports[1:] < reports[:-1]).any():
-            order = np.argsort(reports, kind="stable")
-            keys, values, reports = keys[order], values[order], reports[order]
-        out[metric] = Observations(keys, values, reports)
+        if len(pieces) == 1:
+            out[metric] = pieces[0]
+        elif pieces:  # several layouts: one value per row, in report order
+            keys, values, reports = (np.concatenate(p) for p in zip(*(o.flat() for o in pieces)))
+            values = values.astype(np.int64)
+            if len(reports) > 1 and (reports[1:] < reports[:-1]).any():
+                order = np.argsort(reports, kind="stable")
+                keys, values, reports = keys[order], values[order], reports[order]
+            out[metric] = Observations(keys[:, None], values[:, None], reports)
     return out
 
 

@@ -36,6 +36,7 @@ from controller.clock import Clock
 from controller.collector.events import MetricTable, Thresholds, tables
 from controller.collector.metrics import (
     BY_NAME,
+    DECODED,
     FLOW_PATH,
     METRICS,
     KeySpace,
@@ -55,6 +56,8 @@ from controller.collector.reports import (
 from controller.collector.stores.base import Point, Store
 
 log = logging.getLogger(__name__)
+
+_METRIC_INDEX = {metric: i for i, metric in enumerate(METRICS)}
 
 Times = float | Sequence[float] | np.ndarray
 """Arrival time of a batch (one for all reports) or of each report, in
@@ -179,35 +182,35 @@ class FastPath:
 
     def process(self, payloads: Sequence[bytes], times: Times) -> int:
         """Parse and take a batch of report payloads; returns its events."""
-        return self.process_result(parse_batch(payloads, self.signal), times)
+        return self.process_result(parse_batch(payloads, self.signal, DECODED), times)
 
     def process_rows(self, rows: np.ndarray, times: Times) -> int:
         """``process`` for equal-length reports in a (reports, length) array."""
-        return self.process_result(parse_rows(rows, self.signal), times)
+        return self.process_result(parse_rows(rows, self.signal, DECODED), times)
 
     def process_result(self, result: BatchResult, times: Times) -> int:
         times_ns = _times_ns(times, result.size, self.time_origin_ns)
         counters = self.counters
-        thresholds = self.thresholds.snapshot()
+        thresholds = self.thresholds.array()
+        detect = self.event_detection
         parts = []
         with self.lock:
             counters.reports.merge(result.stats)
             for metric, obs in extract(result, self.space).items():
-                obs_ns = times_ns[obs.reports]
-                slots, events = self.tables[metric.name].observe(
-                    obs.keys, obs.values, obs_ns, thresholds.get(metric.name, 0.0),
-                    self.event_detection)
+                found = self.tables[metric.name].observe_rows(
+                    obs.keys, obs.values, obs.reports, times_ns,
+                    thresholds[_METRIC_INDEX[metric]], detect)
                 counters.values += len(obs)
-                if self.event_detection:
-                    counters.events[metric.name] += len(events)
-                if len(events):
-                    parts.append(MetricValues(metric, slots[events], obs.values[events],
-                                              obs_ns[events], obs.reports[events]))
+                if detect:
+                    counters.events[metric.name] += len(found)
+                if len(found):
+                    parts.append(MetricValues(metric, found.slots, found.values,
+                                              times_ns[found.reports], found.reports))
         size = sum(len(part.values) for part in parts)
         if size and not self.queue.put(ValueBatch(parts, size)):
             counters.queue_drops += size
             counters.queue_dropped_batches += 1
-        return size if self.event_detection else 0
+        return size if detect else 0
 
 
 class NormalPath:

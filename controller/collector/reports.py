@@ -861,6 +861,7 @@ class BatchResult:
     groups: list[ReportGroup] = field(default_factory=list)
     rejected: dict[int, Rejected] = field(default_factory=dict)
     stats: ReportStats = field(default_factory=ReportStats)
+    only: frozenset[str] | None = None  # the values decoded; None: all
     _where: np.ndarray | None = None
 
     def result(self, i: int) -> ParsedReport | Rejected:
@@ -882,7 +883,7 @@ class BatchResult:
                 self.rejected[i] = rejected
             self.stats.rejected[plan.reason] += len(index)
         else:
-            self.groups.append(_decode_rows(plan, rows, index))
+            self.groups.append(_decode_rows(plan, rows, index, self.only))
             self.stats.accepted += len(index)
 
 
@@ -920,14 +921,20 @@ def _hop_words(layout: _HopLayout) -> list[tuple[str, int, bool, int, int]]:
     return out
 
 
-def _decode_rows(plan: _Plan, rows: np.ndarray, index: np.ndarray) -> ReportGroup:
+def _decode_rows(plan: _Plan, rows: np.ndarray, index: np.ndarray,
+                 only: frozenset[str] | None = None) -> ReportGroup:
     """Decode reports of one layout, a cache-sized chunk at a time: header
-    words one by one, the stack as one block of 32-bit words."""
+    words one by one, the stack as one block of 32-bit words. With ``only``,
+    the columns and per-hop fields not named there are left out."""
     size, length = rows.shape
     layout, count = plan.hop, plan.consts.get("int.hop_count") or 0
     hop_words = _hop_words(layout) if layout is not None else []
     stack_end = plan.stack + count * (layout.hop_bytes if layout is not None else 0)
-    columns = {name: np.empty(size, _NATIVE[spec[1]]) for name, spec in plan.fields.items()}
+    fields = plan.fields
+    if only is not None:
+        fields = {name: spec for name, spec in fields.items() if name in only}
+        hop_words = [word for word in hop_words if word[0] in only]
+    columns = {name: np.empty(size, _NATIVE[spec[1]]) for name, spec in fields.items()}
     hops = {name: np.empty((size, count if stack_end > plan.stack else 0),
                            np.uint64 if wide else np.uint32)
             for name, _, wide, _, _ in hop_words}
@@ -935,12 +942,12 @@ def _decode_rows(plan: _Plan, rows: np.ndarray, index: np.ndarray) -> ReportGrou
     for start in range(0, size, step):
         part = rows[start:start + step]
         words: dict[tuple[int, int], np.ndarray] = {}
-        for name, (offset, width, shift, mask) in plan.fields.items():
+        for name, (offset, width, shift, mask) in fields.items():
             word = words.get((offset, width))
             if word is None:
                 word = words[(offset, width)] = _column(part, offset, width)
             _store(columns[name][start:start + step], word, shift, mask)
-        if stack_end > plan.stack:
+        if stack_end > plan.stack and hop_words:
             block = part[:, plan.stack:stack_end].view(_BE[4]).astype(np.uint32)
             block = block.reshape(len(part), count, -1)
             for name, word_index, wide, shift, mask in hop_words:
@@ -965,7 +972,7 @@ def _parse_rows(rows: np.ndarray, index: np.ndarray, signal: IntSignal,
         if not pending.size:
             return
         candidates = rows if pending.size == len(rows) else rows[pending]
-        plan = _plan(candidates[0].tobytes(), signal)
+        plan = _known_plan(candidates[0].tobytes(), signal)  # batches of one stream share plans
         ok = plan.check().passes_rows(candidates)
         if ok.all():
             result._add(plan, candidates, index[pending])
@@ -995,20 +1002,22 @@ def _as_rows(reports: Sequence[bytes], length: int) -> np.ndarray:
     return np.frombuffer(b"".join(reports), dtype=np.uint8).reshape(len(reports), length)
 
 
-def parse_batch(reports: Sequence[bytes], signal: IntSignal = DEFAULT_SIGNAL) -> BatchResult:
+def parse_batch(reports: Sequence[bytes], signal: IntSignal = DEFAULT_SIGNAL,
+                only: frozenset[str] | None = None) -> BatchResult:
     """Parse many report payloads at once, for replay and offline analysis.
     Reports are grouped by length, then by layout, and each group is decoded
     with numpy; ``result(i)`` equals ``parse_report(reports[i])``. A TR v2.0
     packet with several individual reports is rejected as COALESCED, as
-    parse_report does."""
+    parse_report does. ``only`` names the columns and per-hop fields to
+    decode (the rest are left out, and ``result(i)`` needs them all)."""
     size = len(reports)
     if not size:
-        return BatchResult(0)
+        return BatchResult(0, only=only)
     lengths = np.fromiter(map(len, reports), dtype=np.int64, count=size)
     first, last = int(lengths.min()), int(lengths.max())
     if first == last:
-        return parse_rows(_as_rows(reports, first), signal)
-    result = BatchResult(size)
+        return parse_rows(_as_rows(reports, first), signal, only)
+    result = BatchResult(size, only=only)
     order = np.argsort(lengths, kind="stable")
     bounds = np.flatnonzero(np.diff(lengths[order])) + 1
     for index in np.split(order, bounds):
@@ -1017,7 +1026,8 @@ def parse_batch(reports: Sequence[bytes], signal: IntSignal = DEFAULT_SIGNAL) ->
     return result
 
 
-def parse_rows(rows: np.ndarray, signal: IntSignal = DEFAULT_SIGNAL) -> BatchResult:
+def parse_rows(rows: np.ndarray, signal: IntSignal = DEFAULT_SIGNAL,
+               only: frozenset[str] | None = None) -> BatchResult:
     """``parse_batch`` for equal-length reports already in a (reports,
     length) uint8 array, such as a strided view into a capture file's
     buffer: the reports are read where they are, not copied."""
@@ -1025,7 +1035,7 @@ def parse_rows(rows: np.ndarray, signal: IntSignal = DEFAULT_SIGNAL) -> BatchRes
         raise ValueError(f"want a 2-D uint8 array, not {rows.ndim}-D {rows.dtype}")
     if rows.shape[1] and rows.strides[1] != 1:
         rows = np.ascontiguousarray(rows)
-    result = BatchResult(len(rows))
+    result = BatchResult(len(rows), only=only)
     if len(rows):
         _parse_rows(rows, np.arange(len(rows)), signal, result)
     return result

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from controller.collector import events
+from controller.collector import events, fastloop
 from controller.collector.events import DEFAULT_THRESHOLDS, MetricTable, Thresholds
 from controller.collector.metrics import FLOW_HOP_LATENCY, FLOW_PATH, QUEUE_OCCUPANCY
 
@@ -103,7 +103,7 @@ def test_rounds_and_following_give_the_same_events(monkeypatch: pytest.MonkeyPat
                                 (2, 700)):
         monkeypatch.setattr(events, "MAX_ROUNDS", rounds)
         monkeypatch.setattr(events, "FOLLOW_SIZE", follow_size)
-        assert observe(MetricTable(FLOW_HOP_LATENCY), key, value, 10) == expected
+        assert observe(MetricTable(FLOW_HOP_LATENCY, compiled=False), key, value, 10) == expected
 
 
 @pytest.mark.parametrize("top", [3, 1 << 16, 1 << 20, 1 << 40])
@@ -176,3 +176,52 @@ def test_thresholds_are_checked() -> None:
     with pytest.raises(ValueError):
         Thresholds({"flow_latency": float("nan")})
 
+
+
+def _state(table: MetricTable) -> dict[int, tuple[int, int, int, bool]]:
+    """Per key: reference, latest value, time seen, dirty (slots differ)."""
+    count = len(table)
+    return {int(k): (int(r), int(v), int(t), bool(d)) for k, r, v, t, d in zip(
+        table.index.keys.tolist(), table.ref[:count], table.latest[:count],
+        table.seen_ns[:count], table.dirty[:count])}
+
+
+@pytest.mark.skipif(not fastloop.COMPILED, reason="numba does not import here")
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_loop_equals_numpy_rounds_on_random_streams(seed: int) -> None:
+    """Random keys (few hot ones, many cold), random walks with bursts,
+    random batch cuts and a threshold that changes between batches: the
+    compiled loop and the numpy rounds give the same events, references,
+    latest values and times; both equal the model."""
+    rng = np.random.default_rng(seed)
+    size = 20_000
+    hot = rng.integers(0, 4, size)
+    keys = np.where(rng.random(size) < 0.5, hot, rng.integers(4, 3000, size)).astype(np.uint64)
+    keys = keys * np.uint64(0x1_0000_0001) + np.uint64(seed)  # wide packed keys
+    values = np.cumsum(rng.integers(-8, 9, size)) + (rng.random(size) < 0.01) * 300
+    metric = (FLOW_HOP_LATENCY, FLOW_PATH)[seed % 2]
+    compiled, rounds = MetricTable(metric, compiled=True), MetricTable(metric, compiled=False)
+    model = Model()
+    cuts = np.unique(np.r_[0, rng.integers(1, size, 30), size])
+    for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        threshold = 0.0 if metric.categorical else float(rng.choice([0, 5, 20, 60]))
+        times = rng.integers(0, 1 << 40, hi - lo)
+        k, v = keys[lo:hi], values[lo:hi]
+        _, got = compiled.observe(k, v, times, threshold)
+        _, want = rounds.observe(k, v, times, threshold)
+        assert got.tolist() == sorted(want.tolist())
+        assert got.tolist() == model.events(k.tolist(), v.tolist(), threshold)  # T 0: any change
+    assert _state(compiled) == _state(rounds)
+
+
+def test_compiled_rows_take_the_last_column_first() -> None:
+    """A (rows, width) batch is taken row by row, each row from its last
+    column (the INT source's hop) to its first."""
+    table = MetricTable(QUEUE_OCCUPANCY)
+    keys = np.array([[1, 2], [1, 2]], dtype=np.uint64)
+    values = np.array([[100, 0], [100, 100]], dtype=np.uint32)
+    found = table.observe_rows(keys, values, np.array([0, 1]), np.array([10, 20]), 50)
+    assert found.positions.tolist() == [0, 1, 2]  # key 2 (first taken), key 1, key 2 moved
+    assert found.values.tolist() == [0, 100, 100]
+    assert found.reports.tolist() == [0, 0, 1]
+    assert [table.index.key(s) for s in found.slots.tolist()] == [2, 1, 2]

@@ -18,6 +18,7 @@ from report_builders import ALL_V05, ALL_V10, ALL_V20, ReportSpec, build, hop_fi
 from test_reports import best_of
 
 from controller.clock import VirtualClock
+from controller.collector import fastloop
 from controller.collector.metrics import (
     FLOW_HOP_LATENCY,
     FLOW_PATH,
@@ -167,7 +168,7 @@ def test_batch_values_equal_report_values() -> None:
         obs = found.get(metric)
         got = [] if obs is None else [
             (space.ids(metric, key), space.paths.paths[v] if metric is FLOW_PATH else v)
-            for key, v in zip(obs.keys.tolist(), obs.values.tolist())]
+            for key, v, _ in zip(*(column.tolist() for column in obs.flat()))]
         assert got == want[metric], metric.name
     assert want[FLOW_HOP_LATENCY] and want[QUEUE_CONGESTION]  # congestion: INT v0.5 only
 
@@ -279,7 +280,14 @@ def run_collector(run: list[tuple[float, list[bytes]]], store: Any, clock: Virtu
     return collector
 
 
-def test_events_exported_every_flush_and_tables_every_p() -> None:
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+def test_events_exported_every_flush_and_tables_every_p(compiled: bool,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled loop and the numpy rounds (used when numba does not
+    import) write the same points, those of the model."""
+    if compiled and not fastloop.COMPILED:
+        pytest.skip("numba does not import here")
+    monkeypatch.setattr(fastloop, "COMPILED", compiled)
     clock = VirtualClock()
     store = RecordingStore(clock)
     run = scenario(300)

@@ -1,0 +1,198 @@
+"""The fast path's per-value loops, compiled with numba when it imports.
+
+Event detection is sequential per key (a key's reference moves at each of
+its events), which numpy can only approximate in rounds; as one compiled
+loop over flat arrays it costs a few nanoseconds per value. Keys are mapped
+to dense slots by an open-addressing hash table (uint64 key -> slot) in the
+same loop, so a batch costs one call per metric.
+
+Without numba the same functions run as plain Python (slow, but the same
+results); ``COMPILED`` says which. ``MetricTable`` then uses its numpy
+rounds instead (``events.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+try:  # pragma: no cover - depends on the environment
+    from numba import njit as _njit
+
+    COMPILED = True
+except ImportError:  # pragma: no cover
+    COMPILED = False
+
+EMPTY = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+"""The hash table's empty mark: no packed key uses all 64 bits set."""
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _jit(function: Callable[..., Any]) -> Callable[..., Any]:
+    return _njit(cache=True, nogil=True)(function) if COMPILED else function
+
+
+@_jit
+def _find(table: np.ndarray, slots: np.ndarray, key: np.uint64) -> tuple[int, bool]:
+    """Position of ``key`` in the table, or of the empty entry it would take."""
+    mask = np.uint64(len(table) - 1)
+    at = (key * _GOLDEN) >> np.uint64(32) & mask
+    while True:
+        here = table[at]
+        if here == key:
+            return int(at), True
+        if here == EMPTY:
+            return int(at), False
+        at = (at + np.uint64(1)) & mask
+
+
+@_jit
+def hash_lookup(table: np.ndarray, slots: np.ndarray, keys_by_slot: np.ndarray, count: int,
+                keys: np.ndarray, out: np.ndarray) -> int:
+    """Slot of every key into ``out``; unknown keys get the next slots in
+    order of first appearance. Returns the new count. The caller keeps the
+    table at most half full and ``keys_by_slot`` large enough."""
+    for i in range(len(keys)):
+        key = keys[i]
+        at, hit = _find(table, slots, key)
+        if hit:
+            out[i] = slots[at]
+        else:
+            table[at] = key
+            slots[at] = count
+            keys_by_slot[count] = key
+            out[i] = count
+            count += 1
+    return count
+
+
+@_jit
+def rehash(keys_by_slot: np.ndarray, count: int, table: np.ndarray, slots: np.ndarray) -> None:
+    """Fill an empty table with the first ``count`` slots' keys."""
+    for slot in range(count):
+        at, _ = _find(table, slots, keys_by_slot[slot])
+        table[at] = keys_by_slot[slot]
+        slots[at] = slot
+
+
+@_jit
+def observe_rows(keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
+                 report_ns: np.ndarray, table: np.ndarray, table_slots: np.ndarray,
+                 keys_by_slot: np.ndarray, count: int, ref: np.ndarray, latest: np.ndarray,
+                 seen_ns: np.ndarray, dirty: np.ndarray, threshold: float, categorical: bool,
+                 detect: bool, ev_slots: np.ndarray, ev_values: np.ndarray,
+                 ev_reports: np.ndarray, ev_pos: np.ndarray) -> tuple[int, int]:
+    """Key lookup and the event rule of section III-D in one pass.
+
+    ``keys`` and ``values`` are (rows, width): row r belongs to report
+    ``reports[r]`` (time ``report_ns[reports[r]]``) and its values are taken
+    last column first (the INT source's hop is the last on the wire). A key
+    not in the table is new: it gets the next slot and its value is an
+    event. Otherwise, ``categorical``: any change is an event; else a value
+    more than ``threshold`` from the reference (the value of the key's last
+    event). With ``detect`` off every value is an event (and the reference).
+    Events go to ``ev_*`` (slot, value, report, position in row-major order
+    with columns reversed); latest value, time and the dirty flag are written
+    for every value. Returns the new key count and the number of events.
+    The caller keeps the table at most half full after ``rows * width`` new
+    keys and the per-slot arrays that large."""
+    width = keys.shape[1]
+    found = 0
+    for r in range(keys.shape[0]):
+        report = reports[r]
+        now = report_ns[report]
+        for c in range(width - 1, -1, -1):
+            key = keys[r, c]
+            value = np.int64(values[r, c])
+            at, hit = _find(table, table_slots, key)
+            if hit:
+                slot = table_slots[at]
+                if not detect:
+                    event = True
+                elif categorical:
+                    event = value != ref[slot]
+                else:
+                    event = abs(value - ref[slot]) > threshold
+            else:
+                table[at] = key
+                table_slots[at] = count
+                keys_by_slot[count] = key
+                slot = count
+                count += 1
+                event = True
+            if event:
+                ref[slot] = value
+                ev_slots[found] = slot
+                ev_values[found] = value
+                ev_reports[found] = report
+                ev_pos[found] = r * width + width - 1 - c
+                found += 1
+            latest[slot] = value
+            seen_ns[slot] = now
+            dirty[slot] = True
+    return count, found
+
+
+@_jit
+def row_hashes(rows: np.ndarray, out: np.ndarray) -> None:
+    """A 64-bit hash of each row of switch ids (paths), never ``EMPTY``."""
+    for r in range(rows.shape[0]):
+        h = np.uint64(len(rows[r]))
+        for c in range(rows.shape[1]):
+            h = h * _GOLDEN + np.uint64(rows[r, c])
+            h ^= h >> np.uint64(29)
+        out[r] = h if h != EMPTY else np.uint64(0)
+
+
+class HashIndex:
+    """Packed uint64 keys to dense slots 0, 1, 2, ... in order of first
+    appearance, one compiled call per column. The interface of
+    ``metrics.KeyIndex`` (count, key, keys, lookup)."""
+
+    __slots__ = ("count", "_keys", "_table", "_slots")
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.count = 0
+        self._keys = np.zeros(capacity, dtype=np.uint64)
+        size = 1 << max(7, (2 * capacity - 1).bit_length())
+        self._table = np.full(size, EMPTY, dtype=np.uint64)
+        self._slots = np.zeros(size, dtype=np.int64)
+
+    def key(self, slot: int) -> int:
+        return int(self._keys[slot])
+
+    @property
+    def keys(self) -> np.ndarray:
+        return self._keys[:self.count]
+
+    def reserve(self, more: int) -> None:
+        """Room for ``more`` new keys: the slot array and a table at most half full."""
+        need = self.count + more
+        if need > len(self._keys):
+            grown = np.zeros(max(need, 2 * len(self._keys)), dtype=np.uint64)
+            grown[:self.count] = self._keys[:self.count]
+            self._keys = grown
+        if 2 * need > len(self._table):
+            size = 1 << (4 * need - 1).bit_length()
+            self._table = np.full(size, EMPTY, dtype=np.uint64)
+            self._slots = np.zeros(size, dtype=np.int64)
+            rehash(self._keys, self.count, self._table, self._slots)
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Hash table, its slots and the key of each slot, for compiled loops."""
+        return self._table, self._slots, self._keys
+
+    def lookup(self, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Slot of every key (int64), adding the keys not known yet."""
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        if (keys == EMPTY).any():
+            raise ValueError("key 2**64 - 1 is reserved")
+        self.reserve(len(keys))
+        if out is None:
+            out = np.empty(len(keys), dtype=np.int64)
+        self.count = hash_lookup(self._table, self._slots, self._keys, self.count, keys, out)
+        return out
+
