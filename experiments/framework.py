@@ -190,6 +190,7 @@ def register(exp: Experiment) -> Experiment:
 def load_all() -> dict[str, Experiment]:
     """Import every experiment module (they register themselves)."""
     import experiments.gpint.figures  # noqa: F401
+    import experiments.intcollector.figures  # noqa: F401
     import experiments.intlabel.fig17  # noqa: F401
     import experiments.intlabel.figures  # noqa: F401
     import experiments.intlabel.sim_figures  # noqa: F401
