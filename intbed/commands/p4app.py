@@ -1,0 +1,97 @@
+"""``intbed p4app``: p4-utils artifacts run unchanged (p4app.json networks,
+NetworkAPI scripts, simple_switch_CLI command files); ``topo_import`` is
+``intbed topo import`` (logic in ``orchestration.p4app``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from orchestration.network import TARGETS
+
+
+def _echo_notes(notes: list[str]) -> None:
+    for note in notes:
+        click.echo(note, err=True)
+
+
+@click.group()
+def p4app() -> None:
+    """Run p4-utils networks: p4app.json files and network.py scripts."""
+
+
+@p4app.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--target", type=click.Choice(list(TARGETS)), default="sim", show_default=True,
+              help="Where the network runs.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Run seed (link losses, P4 random()).")
+@click.option("--no-ping", is_flag=True, help="Apply the command files only.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def run(path: Path, target: str, seed: int, no_ping: bool, as_json: bool) -> None:
+    """Build the network PATH declares (a p4app.json or a NetworkAPI
+    network.py), apply each switch's command file once its pipeline is up,
+    then ping every pair of hosts.
+
+    Exit status 1 when a pair does not reach the other.
+    """
+    from orchestration.network import check_available
+    from orchestration.p4app.load import load_app
+    from orchestration.p4app.run import run_app
+
+    check_available(target)
+    app = load_app(path)
+    _echo_notes(app.notes)
+    result = run_app(app, target, seed=seed, ping=not no_ping)
+    reached = len(result.pings) - len(result.lost)
+    if as_json:
+        click.echo(json.dumps({
+            "network": app.topo.name, "target": target, "strategy": app.strategy,
+            "hosts": {h.name: {"ip": f"{h.ip}/{h.prefix_len}", "mac": h.mac}
+                      for h in app.topo.hosts.values()},
+            "commands": result.commands,
+            "pings": [{"src": p.src, "dst": p.dst, "rtt_us": p.rtt_us} for p in result.pings],
+            "reached": reached, "pairs": len(result.pings),
+            "limitations": result.limitations, "notes": app.notes}, indent=2))
+    else:
+        click.echo(f"{app.topo!r} on {target}, assignment {app.strategy or 'manual'}")
+        for host in app.topo.hosts.values():
+            switch, port = app.topo.host_switch(host.name)
+            click.echo(f"  {host.name}  {host.ip}/{host.prefix_len}  {host.mac}  "
+                       f"({switch} port {port})")
+        for switch, count in result.commands.items():
+            click.echo(f"  {switch}: {count} commands from {app.cli_inputs[switch].name}")
+        for p in result.pings:
+            rtt = "lost" if p.rtt_us is None else f"{p.rtt_us:.3f} us"
+            click.echo(f"  ping {p.src} -> {p.dst}: {rtt}")
+        if result.pings:
+            click.echo(f"{reached}/{len(result.pings)} pairs reachable")
+        for limitation in result.limitations:
+            click.echo(f"limitation: {limitation}", err=True)
+    if result.lost:
+        raise click.exceptions.Exit(1)
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML file to write (default: print it).")
+def topo_import(path: Path, output: Path | None) -> None:
+    """Convert a p4-utils network (p4app.json or NetworkAPI network.py) to
+    intbed's topology YAML (addresses as its assignment strategy gives them;
+    command files are not part of the YAML)."""
+    from orchestration.p4app.load import load_app
+    from topologies.yamlio import dump_yaml
+
+    app = load_app(path)
+    _echo_notes(app.notes)
+    for name, program in app.programs.items():
+        app.topo.switches[name].program = str(program)
+    text = dump_yaml(app.topo)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text)
+        click.echo(f"{app.topo.name} written to {output}")

@@ -1,0 +1,101 @@
+"""Run a p4-utils network on any target: build it, bring the pipelines up,
+apply every switch's command file, then check reachability.
+
+On ``sim`` the queue commands change the running ports and register writes
+go to the engine. The live targets set queues when a switch starts, so
+their queue commands are applied to the Topology first and skipped later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from controller.bmcli import CommandRunner, read_command_file
+from controller.bmcli.parse import Command
+from controller.p4rt.client import P4RuntimeClient
+from orchestration.apps.ping import PingResult
+from orchestration.network import Network, open_network
+from orchestration.p4app.reach import ping_all
+from orchestration.p4app.spec import P4App
+from orchestration.p4app.switch_access import EngineRegisters, SimQueues, TopologyQueues
+
+QUEUE_COMMANDS = frozenset({"set_queue_depth", "set_queue_rate"})
+
+
+class _SetAtStart:
+    """Queue commands already written into the Topology before start."""
+
+    def set_queue_depth(self, depth: int, port: int | None) -> None:
+        pass
+
+    def set_queue_rate(self, rate_pps: float, port: int | None) -> None:
+        pass
+
+
+@dataclass
+class AppRun:
+    """What a run did: commands applied per switch and the all-pairs pings."""
+
+    app: P4App
+    target: str
+    commands: dict[str, int] = field(default_factory=dict)
+    pings: list[PingResult] = field(default_factory=list)
+    limitations: list[str] = field(default_factory=list)
+
+    @property
+    def lost(self) -> list[PingResult]:
+        return [p for p in self.pings if p.rtt_us is None]
+
+
+def open_app(app: P4App, target: str = "sim", *, seed: int = 0, **options: Any) -> Network:
+    """The network of ``app`` on ``target``, started, every command file applied."""
+    files = {name: read_command_file(path) for name, path in app.cli_inputs.items()}
+    live = target != "sim"
+    if live:
+        for name, commands in files.items():
+            _runner(None, TopologyQueues(app.topo, name)).run(
+                c for c in commands if c.name in QUEUE_COMMANDS)
+    programs = set(app.programs.values())
+    if len(programs) > 1:
+        for name, path in app.programs.items():
+            app.topo.switches[name].program = str(path)
+    net = open_network(target, app.topo, str(min(programs)), seed=seed, **options)
+    net.start()
+    try:
+        for name, commands in files.items():
+            _apply(net, name, commands, live)
+    except BaseException:
+        net.stop()
+        raise
+    return net
+
+
+def _runner(client: P4RuntimeClient | None, queues: Any, registers: Any = None
+            ) -> CommandRunner:
+    return CommandRunner(cast(P4RuntimeClient, client), queues=queues, registers=registers)
+
+
+def _apply(net: Network, switch: str, commands: list[Command], live: bool) -> None:
+    if live:
+        runner = _runner(net.clients[switch], _SetAtStart())
+    else:
+        sim: Any = net
+        runner = _runner(net.clients[switch], SimQueues(sim, switch),
+                         EngineRegisters(sim.switches[switch].engine))
+    runner.run(commands)
+
+
+def run_app(app: P4App, target: str = "sim", *, seed: int = 0, ping: bool = True,
+            **options: Any) -> AppRun:
+    result = AppRun(app, target)
+    net = open_app(app, target, seed=seed, **options)
+    try:
+        result.commands = {name: len(read_command_file(path))
+                           for name, path in app.cli_inputs.items()}
+        if ping:
+            result.pings = ping_all(net, app)
+        result.limitations = list(net.limitations)
+    finally:
+        net.stop()
+    return result
