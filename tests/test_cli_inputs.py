@@ -209,3 +209,12 @@ def test_packets_to_ports_the_test_never_names_are_counted(tmp_path: Path) -> No
     stf = stf_variant(tmp_path, table_lines() + packet + "\n")
     assert run("p4", "stf", str(L3), str(stf)) == (
         0, "PASS l3_forward: 1 packet in, 0 expected out, 1 unexpected\n", "")
+
+
+def test_control_character_in_topology_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_bytes(b"switches:\n  - {name: s\x001}\n")
+    code, out, err = run("topo", "show", str(path))
+    assert (code, out) == (1, "")
+    assert err == (f"{path}:2:15: error: YAML: character U+0000 is not allowed in YAML "
+                   "text; is this the right file?\n")

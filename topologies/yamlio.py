@@ -105,7 +105,14 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG,
 
 def parse_yaml(text: str, file: str = "<yaml>") -> Any:
     """YAML text -> LineDict/LineList tree; a syntax error becomes a located TopologyError."""
-    loader = _LineLoader(text)
+    try:
+        # The reader checks the characters as the loader is made.
+        loader = _LineLoader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise TopologyError(f"YAML: character U+{exc.character:04X} is not allowed in YAML "
+                            "text; is this the right file?", Loc(file, line, col)) from None
     loader.intbed_file = file  # type: ignore[attr-defined]
     try:
         return loader.get_single_data()
