@@ -216,5 +216,5 @@ def test_control_character_in_topology_is_located(tmp_path: Path) -> None:
     path.write_bytes(b"switches:\n  - {name: s\x001}\n")
     code, out, err = run("topo", "show", str(path))
     assert (code, out) == (1, "")
-    assert err == (f"{path}:2:15: error: YAML: character U+0000 is not allowed in YAML "
+    assert err == (f"{path}:2:13: error: YAML: character U+0000 is not allowed in YAML "
                    "text; is this the right file?\n")
