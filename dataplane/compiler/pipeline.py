@@ -39,6 +39,8 @@ class CompiledProgram:
     python_source: str
     make: Callable[[Any], dict[str, Callable]] = field(repr=False)
     error_names: list[str] = field(default_factory=list)
+    runnable: bool = True
+    """False for a program with no ``main`` package: checked, nothing to run."""
 
 
 def _globals() -> dict[str, Any]:
@@ -80,6 +82,7 @@ def compile_program(program: Program, source: Path) -> CompiledProgram:
         python_source=text,
         make=namespace["make"],
         error_names=list(gen.error.members),
+        runnable=gen.main is not None,
     )
 
 

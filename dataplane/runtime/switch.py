@@ -68,6 +68,9 @@ class Switch:
 
     def __init__(self, program: CompiledProgram, *, device_id: int = 0, seed: int = 0,
                  clock: Callable[[], int] | None = None) -> None:
+        if not program.runnable:
+            raise RuntimeConfigError(f"{program.source}: the program has no 'main' package "
+                                     "instance, so there is no pipeline to run")
         self.program = program
         self.device_id = device_id
         self.now: Callable[[], int] = clock or (lambda: 0)

@@ -31,8 +31,10 @@ def check(file: Path) -> None:
     """Compile FILE and report its size, or the first error."""
     from dataplane.compiler.pipeline import compile_file
 
-    schema = compile_file(file).schema
-    click.echo(f"ok: {len(schema.tables)} tables, {len(schema.actions)} actions")
+    program = compile_file(file)
+    schema = program.schema
+    note = "" if program.runnable else " (no 'main' package instance: checked, nothing to run)"
+    click.echo(f"ok: {len(schema.tables)} tables, {len(schema.actions)} actions{note}")
 
 
 @p4.command()
@@ -101,6 +103,43 @@ def conformance(directory: Path, jobs: int) -> None:
                 click.echo(f"FAIL {name}: {reason}")
     click.echo(f"{passed} passed, {failed} failed")
     if failed:
+        raise click.exceptions.Exit(1)
+
+
+@p4.command()
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes.")
+@click.option("--verbose", "-v", is_flag=True, help="A line for every program, not only "
+              "the ones that fail or are unsupported.")
+def corpus(directory: Path, jobs: int, verbose: bool) -> None:
+    """Compile a corpus laid out as p4c's test data: DIRECTORY/p4_16_samples
+    must compile, DIRECTORY/p4_16_errors and p4_16_bmv_errors must be
+    rejected with a located error, and nothing may crash.
+
+    Ends with 'N passed, M failed' (a documented unsupported construct
+    counts as failed); exits 1 if any failed.
+    """
+    from dataplane.testing.corpus import find_cases, run_corpus
+
+    if not find_cases(directory):
+        raise IntbedError(f"no p4_16_samples/, p4_16_errors/ or p4_16_bmv_errors/ programs "
+                          f"in {directory}")
+
+    def show(o: object) -> None:
+        if verbose or not o.passed:  # type: ignore[attr-defined]
+            tag = "PASS" if o.passed else o.status.upper()  # type: ignore[attr-defined]
+            click.echo(f"{tag} {o.case.name}: {o.message}")  # type: ignore[attr-defined]
+
+    report = run_corpus(directory, jobs=jobs, progress=show)
+    accepted = sum(o.case.expect == "accept" for o in report.outcomes)
+    click.echo(f"accepted by p4c: {report.count('compiled', 'accept')}/{accepted} compiled, "
+               f"{report.count('unsupported', 'accept')} unsupported; rejected by p4c: "
+               f"{report.count('rejected', 'reject') + report.count('unsupported', 'reject')}"
+               f"/{len(report.outcomes) - accepted} rejected; "
+               f"{report.count('crashed')} crashed; {report.wall_s:.1f} s")
+    click.echo(f"{report.passed} passed, {report.failed} failed")
+    if report.failed:
         raise click.exceptions.Exit(1)
 
 

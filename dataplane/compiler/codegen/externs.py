@@ -87,6 +87,24 @@ class ExternMixin:
                     raise self.err(node, f"missing argument for parameter '{p.name}'")
         return bound
 
+    def named_args(self: CodeGen, overloads: list[Any], e: ast.Call) -> list[ast.Expr]:
+        """An extern function's or method's named arguments in parameter
+        order, against the first overload that has every name given (an
+        optional parameter left out ends the list)."""
+        given = {a.name for a in e.args}
+        for decl in overloads:
+            names = [p.name for p in decl.params]
+            if given <= set(names) and len(e.args) <= len(names):
+                bound = self.bind_args(decl.params, e.args, e)
+                out: list[ast.Expr] = []
+                for b in bound:
+                    if b is None:
+                        break
+                    out.append(b)
+                return out
+        raise self.err(e, f"no declaration of this function has parameters named "
+                          f"{', '.join(sorted(n for n in given if n))}")
+
     def invoke(self: CodeGen, params: list[ast.Param], psyms: list[VarSym],
                args: list[ast.Expr | None], fn: str, node: ast.Node,
                ret: Type | None = None) -> Val:
@@ -604,12 +622,10 @@ class ExternMixin:
         t = self.resolve_type(d.type, scope)
         size = self.const_int(d.size, scope)
         sym = ValueSetSym(d, self.control_name(d, prefix), t, len(self.value_sets))
-        st = strip(t)
-        fields = [(n, field_bits(ft)) for n, ft in st.fields] if isinstance(
-            st, StructT) else [("", field_bits(st))]
-        self.value_sets.append((sym.qname, fields, size))
+        fields = _value_set_fields(t)
+        self.value_sets.append((sym.qname, [(n, w) for n, w, _ in fields], size))
         self.schema.value_sets.append(sc.ValueSetInfo(
-            sym.qname, [sc.MatchFieldInfo(n, w, "exact", i + 1) for i, (n, w) in
+            sym.qname, [sc.MatchFieldInfo(n, w, kind, i + 1) for i, (n, w, kind) in
                         enumerate(fields)], size))
         return sym
 
@@ -617,7 +633,12 @@ class ExternMixin:
                       want: Type | None) -> Val:
         kind = strip(sym.type).name  # type: ignore[union-attr]
         ref = f"E{sym.index}"
-        args = [a.value for a in e.args]
+        if any(a.name for a in e.args):
+            decl = getattr(strip(sym.type), "decl", None)
+            methods = [m for m in getattr(decl, "methods", []) if m.name == name]
+            args = self.named_args(methods, e)
+        else:
+            args = [a.value for a in e.args]
         plen = slot(self.layout.std_fields["packet_length"])
         if kind == "register":
             vt = strip(sym.type).args[0] if strip(sym.type).args else BitT(32)  # type: ignore[union-attr]
@@ -765,7 +786,8 @@ class ExternMixin:
 
     def extern_function(self: CodeGen, name: str, sym: ExternFuncSym, e: ast.Call,
                         want: Type | None) -> Val:
-        args = [a.value for a in e.args]
+        args = self.named_args(sym.overloads, e) if any(a.name for a in e.args) else [
+            a.value for a in e.args]
         std = self.layout.std_fields
         void = Val(VoidT())
         if name == "mark_to_drop":
@@ -1096,6 +1118,28 @@ class ExternMixin:
                 k += n
             return
         raise self.err(node, f"emit needs a header, stack, union or struct, not {t}")
+
+
+def _value_set_fields(t: Type, prefix: str = "") -> list[tuple[str, int, str]]:
+    """(name, width, match kind) of a value set's key: one field for a bit
+    type; a struct's fields in order, nested structs flattened into dotted
+    names, each field's kind from its ``@match`` annotation (exact when
+    none), as select keys line up with them."""
+    st = strip(t)
+    if not isinstance(st, StructT):
+        return [(prefix, field_bits(st), "exact")]
+    out: list[tuple[str, int, str]] = []
+    for fname, ft in st.fields:
+        name = f"{prefix}{fname}"
+        if isinstance(strip(ft), StructT):
+            out.extend(_value_set_fields(ft, name + "."))
+            continue
+        kind = "exact"
+        for a in st.annotations.get(fname, []):
+            if a.name == "match":
+                kind = (a.body or "exact").strip()
+        out.append((name, field_bits(ft), kind))
+    return out
 
 
 def _digest_bits(t: Type) -> int:

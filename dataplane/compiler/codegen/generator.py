@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.errors import Loc, P4SemanticError, P4UnsupportedError
+from common.errors import P4SemanticError, P4UnsupportedError
 from dataplane.compiler.codegen.exprs import ExprMixin
 from dataplane.compiler.codegen.externs import ExternMixin
 from dataplane.compiler.codegen.stmts import StmtMixin
@@ -414,10 +414,29 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             self.declare_global(d)
         self.layout.error_codes = {m: i for i, m in enumerate(self.error.members)}
         if self.main is None:
-            raise P4SemanticError("the program has no 'main' package instance",
-                                  Loc(self.program.loc.file, 1))
-        self.generate_pipeline(self.main)
+            self.check_blocks()
+        else:
+            self.generate_pipeline(self.main)
         return self.source()
+
+    def check_blocks(self) -> None:
+        """A program with no ``main`` (a library of controls, or a front-end
+        test) has nothing to run, but p4c still checks it: generate every
+        top-level parser and control once, its parameters in storage of
+        their own, so its bodies are checked as a pipeline's would be.
+        Generic blocks and blocks whose constructor needs arguments are
+        only declared, as p4c does not type them without an instance."""
+        for d in self.program.decls:
+            if not isinstance(d, ast.ParserDecl | ast.ControlDecl) or d.type_params:
+                continue
+            if any(p.default is None for p in d.ctor_params):
+                continue
+            bindings: dict[str, Any] = {}
+            for p in d.params:
+                t = self.resolve_type(p.type, self.root)
+                external = isinstance(strip(t), ExternT)
+                bindings[p.name] = VarSym(t, -1 if external else self.alloc(t))
+            self.gen_block(d, d.name, bindings, [], self.root)
 
     def block_decl(self, arg: ast.Arg) -> tuple[ast.ParserDecl | ast.ControlDecl, list[ast.Arg]]:
         e = arg.value
@@ -433,6 +452,24 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
                 return sym.decl, sym.ctor_args
         raise self.unsupported(e, "package argument that is not a parser or control instance")
 
+    def package_args(self, main: ast.Instantiation, t: BlockT) -> list[ast.Arg]:
+        """The package's arguments in parameter order: ``V1Switch(p = ...,
+        ig = ..., ...)`` may name them in any order."""
+        if not any(a.name for a in main.args):
+            return main.args
+        params = [p.name for p in getattr(t.decl, "params", [])]
+        by_name: dict[str, ast.Arg] = {}
+        for a in main.args:
+            if a.name is None:
+                raise self.err(a, "arguments are all named or all positional")
+            if a.name not in params:
+                raise self.err(a, f"{t.name} has no parameter '{a.name}' "
+                                  f"(it has {', '.join(params)})")
+            if a.name in by_name:
+                raise self.err(a, f"argument '{a.name}' given twice")
+            by_name[a.name] = a
+        return [by_name[p] for p in params]
+
     def generate_pipeline(self, main: ast.Instantiation) -> None:
         t = self.resolve_type(main.type, self.root)
         assert isinstance(t, BlockT)
@@ -440,7 +477,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             raise self.unsupported(main, f"package '{t.name}' (only V1Switch is supported)")
         if len(main.args) != 6:
             raise self.err(main, "V1Switch takes 6 arguments")
-        decls = [self.block_decl(a) for a in main.args]
+        decls = [self.block_decl(a) for a in self.package_args(main, t)]
         parser, pargs = decls[0]
         if not isinstance(parser, ast.ParserDecl) or len(parser.params) < 4:
             raise self.err(main, "the first V1Switch argument must be a parser")

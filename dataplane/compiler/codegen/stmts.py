@@ -246,6 +246,12 @@ class StmtMixin:
             if len(elems) == 1 and isinstance(elems[0], ast.Default | ast.DontCare):
                 self.w(self.goto(case.state, case))
                 return
+            if len(elems) == 1 and len(keys) > 1:
+                vs = self.struct_value_set(elems[0], len(keys))
+                if vs is not None:
+                    with self.w.block(f"if V{vs.index}.matches(({', '.join(tmps)},))"):
+                        self.w(self.goto(case.state, case))
+                    continue
             if len(elems) != len(keys):
                 raise self.err(case, f"select has {len(keys)} keys but the case has {len(elems)}")
             conds = []
@@ -257,6 +263,20 @@ class StmtMixin:
             with self.w.block(f"if {cond}"):
                 self.w(self.goto(case.state, case))
         self.w(f"raise ParserReject({nomatch})")
+
+    def struct_value_set(self: CodeGen, e: ast.Expr, nkeys: int) -> ValueSetSym | None:
+        """A value set of a struct type standing for all ``nkeys`` select
+        keys at once (one key per field, nested structs flattened)."""
+        if not isinstance(e, ast.Name):
+            return None
+        sym = self.scope.lookup(e.name)
+        if not isinstance(sym, ValueSetSym):
+            return None
+        fields = self.value_sets[sym.index][1]
+        if len(fields) != nkeys:
+            raise self.err(e, f"value set '{e.name}' has {len(fields)} fields but the select "
+                              f"has {nkeys} keys")
+        return sym
 
     def keyset_cond(self: CodeGen, e: ast.Expr, t, tmp: str) -> str | None:
         if isinstance(e, ast.Default | ast.DontCare):
