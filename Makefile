@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # and for the live targets redis-server, mininet (mnexec), iproute2, tcpdump.
 APT_PACKAGES := python3-venv python3-dev cpp redis-server influxdb mininet iproute2 tcpdump
 
-.PHONY: install test lint layers bench run-experiment test-bmv2
+.PHONY: install test lint layers bench run-experiment test-bmv2 fuzz
 
 install:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
@@ -30,6 +30,11 @@ test:
 
 lint:
 	$(BIN)/ruff check .
+
+# The command line's fuzz suite with fresh random inputs, twenty times the
+# examples `make test` draws with its fixed seed (tests/fuzz/).
+fuzz:
+	INTBED_FUZZ_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz
 
 # Each package imports only the layers below it (tests/test_layers.py).
 layers:
