@@ -14,6 +14,7 @@ from benchmarks.collector import (
     flow_path,
     generate,
     hop_values,
+    versus_target,
 )
 from controller.collector.reports import ParsedReport, parse_report
 
@@ -40,19 +41,35 @@ def test_generated_reports_parse_to_the_values_put_in() -> None:
 
 
 def test_batch_case_runs() -> None:
-    out = bench_batch(5000, batch=1024)
-    for key in ("parse_rows", "fast_path_batched", "fast_path_one_call"):
+    out = bench_batch(5000, batch=1024, replay_batches=(512, 2048), repeat=1)
+    for key in ("parse_rows", "fast_path_batched", "fast_path_one_call", "fast_path"):
         case = out[key]
         assert case["reports"] == 5000
         assert case["reports_per_s_cpu"] > 0 and case["reports_per_s_wall"] > 0
     assert out["fast_path_batched"]["accepted"] == 5000
     assert out["fast_path_batched"]["events"] > 0
+    rows = out["fast_path_rows"]
+    assert rows.keys() == {"512", "2048"}
+    # the same reports give the same events whatever the batch and the input form
+    assert {case["events"] for case in rows.values()} == {out["fast_path_batched"]["events"]}
+    assert out["fast_path"]["batch"] in (512, 2048)
+    table = versus_target(out, None)
+    assert table["batch_reports_per_s"]["target"] == 2_000_000
+    assert table["batch_reports_per_s"]["measured"] == out["fast_path"]["reports_per_s_cpu"]
 
 
 def test_live_case_runs() -> None:
-    out = bench_live(rates=(20_000,), seconds=0.5)
+    out = bench_live(rates=(20_000,), seconds=0.5, batch=1024)
     run = out["runs"][0]
     assert run["sent"] > 0 and run["received"] > 0 and run["sent_per_s"] > 0
     assert 0 <= run["loss"] <= 1
     assert run["accepted"] == run["received"]
-    assert {"at_100k", "highest_loss_free_rate", "sender_limited"} <= out.keys()
+    if run["kernel_drops"] is not None:  # loopback loses only in the receiver's socket
+        assert run["counted_exactly"]
+    unpaced = out["unpaced"]
+    assert unpaced["rate"] == 0 and unpaced["received"] > 0
+    assert {"at_100k", "at_500k", "highest_loss_free_rate", "highest_received_per_s",
+            "sender_limited"} <= out.keys()
+    table = versus_target({"fast_path": {"reports_per_s_cpu": 1}}, out)
+    assert table["live_reports_per_s"]["measured"] == out["highest_received_per_s"]
+    assert table["loss_at_500k"] == {"measured": None, "target": 0.001, "met": None}

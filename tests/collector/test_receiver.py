@@ -15,10 +15,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from report_builders import ReportSpec, build
 
+from controller.collector import mmsg
 from controller.collector.pipeline import Collector, CollectorConfig
 from controller.collector.receiver import ReceiverError, UdpReceiver, parse_listen
 from controller.collector.reports import Rejected, parse_report
@@ -110,7 +112,7 @@ class LiveCollector:
     """A collector on the wall clock fed by a receiver thread on loopback."""
 
     def __init__(self, store: object | None = None, config: CollectorConfig | None = None,
-                 **receiver_options: int) -> None:
+                 **receiver_options: int | bool) -> None:
         self.clock = WallClock()
         self.store = MemoryStore() if store is None else store
         config = config or CollectorConfig(push_period_s=3600.0, event_flush_s=0.05)
@@ -127,9 +129,13 @@ class LiveCollector:
         self.clock.close()
 
 
-@pytest.fixture
-def live() -> Iterator[LiveCollector]:
-    running = LiveCollector()
+RECEIVE_WAYS = [pytest.param(True, id="recvmmsg", marks=pytest.mark.skipif(
+    not mmsg.available(), reason="recvmmsg is Linux only")), pytest.param(False, id="recv_into")]
+
+
+@pytest.fixture(params=RECEIVE_WAYS)
+def live(request: pytest.FixtureRequest) -> Iterator[LiveCollector]:
+    running = LiveCollector(use_mmsg=request.param)
     try:
         yield running
     finally:
@@ -182,13 +188,14 @@ def test_counts_every_report_and_the_expected_events(live: LiveCollector) -> Non
         counters.reports, counters.values, counters.events)
 
 
-def test_a_stop_takes_what_the_socket_holds_and_oversize_is_counted() -> None:
+@pytest.mark.parametrize("use_mmsg", RECEIVE_WAYS)
+def test_a_stop_takes_what_the_socket_holds_and_oversize_is_counted(use_mmsg: bool) -> None:
     clock = WallClock()
     collector = Collector(MemoryStore(), clock)
     small = flow_reports(3)
     big = b"\x00" * 600
     receiver = UdpReceiver(collector, "127.0.0.1", 0, max_datagram=len(small[0]) + 8,
-                           batch=4)
+                           batch=4, use_mmsg=use_mmsg)
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as out:
             for payload in (small[0], big, small[1], big, small[2]):
@@ -204,6 +211,36 @@ def test_a_stop_takes_what_the_socket_holds_and_oversize_is_counted() -> None:
     assert stats.batches == 1  # the 3 reports that fit, fed together
     assert collector.counters.reports.accepted == 3
     assert collector.counters.events == first_round_events(3)
+
+
+@pytest.mark.skipif(not mmsg.available(), reason="sendmmsg/recvmmsg are Linux only")
+def test_sendmmsg_to_recvmmsg_moves_every_payload_byte_for_byte() -> None:
+    """Payloads of different lengths, sent cyclically from the sender's
+    block across its end, arrive whole and in order, lengths included; one
+    longer than a slot is marked truncated."""
+    rng = np.random.default_rng(8)
+    payloads = [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes()
+                for n in rng.integers(1, 300, 50)] + [bytes(700)]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        rx.bind(("127.0.0.1", 0))
+        rx.setblocking(False)
+        tx.connect(rx.getsockname())
+        receiver = mmsg.MmsgReceiver(rx, 128, 512)
+        sender = mmsg.MmsgSender(tx, payloads)
+        assert sender.send(40, len(payloads)) == len(payloads)  # 40..50, then 0..39
+        time.sleep(0.05)
+        got = receiver.receive(3)
+        assert got == len(payloads)
+        assert receiver.receive(3 + got) == 0  # drained
+    order = payloads[40:] + payloads[:40]
+    lengths = receiver.lengths[3:3 + got].tolist()
+    assert lengths == [len(p) for p in order]
+    cut = receiver.truncated[3:3 + got]
+    assert cut.tolist() == [len(p) > 512 for p in order]
+    for i, payload in enumerate(order):
+        if len(payload) <= 512:
+            assert receiver.rows[3 + i, :len(payload)].tobytes() == payload
 
 
 def test_a_port_already_bound_is_one_clear_error() -> None:
