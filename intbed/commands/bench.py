@@ -191,17 +191,20 @@ def collector_bench(as_json: bool, reports: int, seconds: float) -> None:
                   f"{b['flows']} flows, one core", box=box.SIMPLE)
     for column in ("case", "reports", "reports/s CPU", "reports/s wall", "target"):
         table.add_column(column, justify="left" if column == "case" else "right", no_wrap=True)
-    for key, label in (("parse_rows", "parse_rows"),
-                       ("fast_path_batched", f"fast path, feed({b['batch']:,})"),
-                       ("fast_path_one_call", "fast path, one feed")):
-        row = b[key]
+    cases = [(b["parse_rows"], "parse_rows"),
+             (b["fast_path_batched"], f"fast path, feed({b['batch']:,}) bytes"),
+             (b["fast_path_one_call"], "fast path, one feed bytes")]
+    cases += [(case, f"fast path, feed_rows({int(size):,})")
+              for size, case in b.get("fast_path_rows", {}).items()]
+    for row, label in cases:
         table.add_row(label, f"{row['reports']:,}", f"{row['reports_per_s_cpu']:,}",
                       f"{row['reports_per_s_wall']:,}",
                       f"{target['batch_reports_per_s'] / 1e6:g} M/s")
     console = Console()
     console.print(table)
-    for run in live["runs"]:
-        console.print(f"live UDP at {run['rate']:,.0f}/s: sent {run['sent']:,} "
+    for run in [*live["runs"], *([live["unpaced"]] if live.get("unpaced") else [])]:
+        pace = f"{run['rate']:,.0f}/s" if run["rate"] else "unpaced"
+        console.print(f"live UDP at {pace}: sent {run['sent']:,} "
                       f"({run['sent_per_s']:,}/s), received {run['received']:,}, kernel drops "
                       f"{run['kernel_drops']}, loss {100 * run['loss']:.3f} %"
                       + (" (sender limited)" if run["sender_limited"] else ""), soft_wrap=True)
@@ -211,3 +214,6 @@ def collector_bench(as_json: bool, reports: int, seconds: float) -> None:
                   + f"; target {target['live_reports_per_s']:,}/s live, < "
                   f"{100 * target['max_loss']:.1f} % loss at {target['live_loss_free_rate']:,}/s",
                   soft_wrap=True)
+    for name, row in report.get("versus_target", {}).items():  # collector targets
+        met = {True: "met", False: "NOT met", None: "not measured"}[row["met"]]
+        console.print(f"{name}: measured {row['measured']}, target {row['target']}: {met}")
