@@ -38,9 +38,10 @@ def encode_samples(
     k, n = values.shape
     limit = np.full(n, k) if hops is None else np.asarray(hops)
     digest = np.zeros(n, dtype=np.uint32)
+    crcs = hashes.id_crcs(pids)
     for hop in range(1, k + 1):
-        codes, _ = codec.encode(values[hop - 1], hashes.hop_word(pids, "round", hop))
-        write = (limit >= hop) & below(hashes.hop_word(pids, "hop", hop), 1.0 / hop)
+        codes, _ = codec.encode(values[hop - 1], hashes.hop_word_from(crcs, "round", hop))
+        write = (limit >= hop) & below(hashes.hop_word_from(crcs, "hop", hop), 1.0 / hop)
         digest = np.where(write, codes, digest)
     return digest
 

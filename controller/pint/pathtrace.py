@@ -24,7 +24,6 @@ wrote (a 64-bit mask: paths of at most 64 hops).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +32,7 @@ from common.errors import InvalidValueError
 
 from .hashing import GlobalHashes, below, scaled
 
-__all__ = ["MAX_HOPS", "PathCoding", "encode_paths", "participants"]
+__all__ = ["MAX_HOPS", "PathCoding", "participants", "trace_paths"]
 
 MAX_HOPS = 64
 
@@ -89,61 +88,64 @@ def _check_hops(hops: np.ndarray) -> None:
         )
 
 
-def _packet_choices(
-    coding: PathCoding, hashes: GlobalHashes, pids: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per packet: is it a Baseline packet, and which fragment it carries."""
-    baseline = below(hashes.packet_word(pids, "scheme"), coding.tau)
-    frags = (scaled(hashes.packet_word(pids, "fragment"), coding.fragments)
-             if coding.fragments > 1 else np.zeros(pids.shape[0], dtype=np.int64))
-    return baseline, frags
-
-
-def _hop_actions(
+def _trace(
     coding: PathCoding,
     hashes: GlobalHashes,
     pids: np.ndarray,
     limit: np.ndarray,
-    baseline: np.ndarray,
-) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """Per hop: which packets it overwrites (Baseline) and which it XORs into."""
+    table: np.ndarray | None,
+    rows: np.ndarray | None,
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """Walk the hops once: the digests (when the path ``table`` is given),
+    the writers' masks and the fragments."""
+    pids = np.asarray(pids, dtype=np.uint32)
+    _check_hops(limit)
+    n = pids.shape[0]
+    baseline = below(hashes.packet_word(pids, "scheme"), coding.tau)
+    frags = (scaled(hashes.packet_word(pids, "fragment"), coding.fragments)
+             if coding.fragments > 1 else np.zeros(n, dtype=np.int64))
+    shift = (frags * coding.bits).astype(np.uint64)
+    mask = np.uint64(coding.fragment_mask)
+    digest = np.zeros(n, dtype=np.uint64)
+    masks = np.zeros(n, dtype=np.uint64)
+    crcs = hashes.id_crcs(pids)
     for hop in range(1, int(limit.max(initial=0)) + 1):
-        words = hashes.hop_word(pids, "hop", hop)
+        words = hashes.hop_word_from(crcs, "hop", hop)
         active = limit >= hop
         write = active & baseline & below(words, 1.0 / hop)
         xor = active & ~baseline & below(words, coding.p)
-        yield hop, write, xor
+        bit = np.uint64(1 << (hop - 1))
+        masks = np.where(write, bit, masks)
+        masks = np.where(xor, masks | bit, masks)
+        if table is not None:
+            value = (table[rows, hop - 1] >> shift) & mask
+            digest = np.where(write, value, digest)
+            digest = np.where(xor, digest ^ value, digest)
+    return (None if table is None else digest.astype(np.uint32)), masks, frags
 
 
-def encode_paths(
+def trace_paths(
     coding: PathCoding,
     hashes: GlobalHashes,
     pids: np.ndarray,
     paths: np.ndarray,
     path_index: np.ndarray | None = None,
     hops: np.ndarray | None = None,
-) -> np.ndarray:
-    """The digests the switches leave on packets ``pids``.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The digests the switches leave on packets ``pids``, with the
+    writers' masks and fragments the sink will recompute (one hashing pass).
 
     ``paths`` is ``(m, K)`` switch ids (or ``(K,)`` for one path); packet
     ``j`` follows row ``path_index[j]`` for its first ``hops[j]`` hops
     (default: row 0, all ``K`` hops).
     """
-    pids = np.asarray(pids, dtype=np.uint32)
     table = np.atleast_2d(np.asarray(paths, dtype=np.uint64))
-    n = pids.shape[0]
+    n = np.asarray(pids).shape[0]
     rows = np.zeros(n, dtype=np.int64) if path_index is None else np.asarray(path_index)
     limit = np.full(n, table.shape[1]) if hops is None else np.asarray(hops)
-    _check_hops(limit)
-    baseline, frags = _packet_choices(coding, hashes, pids)
-    shift = (frags * coding.bits).astype(np.uint64)
-    mask = np.uint64(coding.fragment_mask)
-    digest = np.zeros(n, dtype=np.uint64)
-    for hop, write, xor in _hop_actions(coding, hashes, pids, limit, baseline):
-        value = (table[rows, hop - 1] >> shift) & mask
-        digest = np.where(write, value, digest)
-        digest = np.where(xor, digest ^ value, digest)
-    return digest.astype(np.uint32)
+    digest, masks, frags = _trace(coding, hashes, pids, limit, table, rows)
+    assert digest is not None
+    return digest, masks, frags
 
 
 def participants(
@@ -151,13 +153,5 @@ def participants(
 ) -> tuple[np.ndarray, np.ndarray]:
     """What the sink recomputes: the mask of hops that wrote (bit ``i-1``
     for hop ``i``) and the fragment, per packet."""
-    pids = np.asarray(pids, dtype=np.uint32)
-    limit = np.asarray(hops)
-    _check_hops(limit)
-    baseline, frags = _packet_choices(coding, hashes, pids)
-    masks = np.zeros(pids.shape[0], dtype=np.uint64)
-    for hop, write, xor in _hop_actions(coding, hashes, pids, limit, baseline):
-        bit = np.uint64(1 << (hop - 1))
-        masks = np.where(write, bit, masks)
-        masks = np.where(xor, masks | bit, masks)
+    _, masks, frags = _trace(coding, hashes, pids, np.asarray(hops), None, None)
     return masks, frags

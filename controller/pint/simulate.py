@@ -9,7 +9,7 @@ import numba
 import numpy as np
 
 from .hashing import GlobalHashes, packet_ids
-from .pathtrace import PathCoding, encode_paths, participants
+from .pathtrace import PathCoding, trace_paths
 from .peeling import peel
 
 __all__ = ["flow_packet_ids", "packets_to_decode"]
@@ -50,8 +50,7 @@ def packets_to_decode(
     pids = flow_packet_ids(rng, flows, packets).ravel()
     paths = rng.integers(0, 2**coding.value_bits, size=(flows, hops), dtype=np.uint64)
     rows = np.repeat(np.arange(flows), packets)
-    digests = encode_paths(coding, hashes, pids, paths, rows)
-    masks, frags = participants(coding, hashes, pids, np.full(pids.shape[0], hops))
+    digests, masks, frags = trace_paths(coding, hashes, pids, paths, rows)
     return _decode_all(
         masks.reshape(flows, packets), frags.reshape(flows, packets),
         digests.reshape(flows, packets), hops, coding.fragments,

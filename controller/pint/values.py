@@ -101,8 +101,9 @@ def max_aggregate(
     limit = np.full(n, k) if hops is None else np.asarray(hops)
     digest = np.zeros(n, dtype=np.uint32)
     saturated = 0
+    crcs = hashes.id_crcs(pids)
     for hop in range(1, k + 1):
-        coins = hashes.hop_word(pids, "round", hop)
+        coins = hashes.hop_word_from(crcs, "round", hop)
         codes, sat = codec.encode(values[hop - 1], coins)
         active = hop <= limit
         saturated += int((values[hop - 1][active] > codec.hi).sum()) if sat else 0
