@@ -6,7 +6,7 @@ its parent packages) exist in ``sys.modules`` as a module whose
 ``NetworkSpec``; afterwards the previous entries are put back. Nothing is
 installed. Methods about p4-utils' own console, logs, capture files and
 compilers are accepted and have no effect; any other method intbed cannot
-honour is reported by name, once, and ignored.
+honour is reported by name, once (at its first call), and ignored.
 """
 
 from __future__ import annotations
@@ -53,6 +53,13 @@ class _Capture:
         self.spec = NetworkSpec(script, script.parent)
         self.started = False
         self.instances = 0
+        self.reported: set[str] = set()
+
+    def note_once(self, what: str, text: str) -> None:
+        """A note for ``what`` (a method or option name), at its first call only."""
+        if what not in self.reported:
+            self.reported.add(what)
+            self.spec.note(f"{self.loc()}: warning: {text}")
 
     def loc(self) -> Loc:
         """The script line that called into the API."""
@@ -77,9 +84,8 @@ class _StandIn:
         return self._capture.loc()
 
     def _note(self, method: str) -> None:
-        loc = self._loc()
-        self._spec.note(f"{loc}: warning: NetworkAPI.{method}() is not supported by intbed, "
-                        "ignored")
+        self._capture.note_once(method, f"NetworkAPI.{method}() is not supported by intbed, "
+                                "ignored")
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
@@ -107,8 +113,8 @@ class _StandIn:
     def addP4Switch(self, name: str, **opts: Any) -> str:
         for key in opts:
             if key not in ("cli_input", "p4_src"):
-                self._spec.note(f"{self._loc()}: warning: addP4Switch option '{key}' is not "
-                                "used by intbed, ignored")
+                self._capture.note_once(f"addP4Switch:{key}", f"addP4Switch option '{key}' "
+                                        "is not used by intbed, ignored")
         self._spec.switches[name] = {k: v for k, v in opts.items()
                                      if k in ("cli_input", "p4_src")}
         self._spec.locs[f"switch:{name}"] = self._loc()
@@ -124,8 +130,8 @@ class _StandIn:
             elif key == "defaultRoute" and isinstance(value, str) and value.startswith("via "):
                 kept["gw"] = value[4:].strip()
             else:
-                self._spec.note(f"{self._loc()}: warning: addHost option '{key}' is not used "
-                                "by intbed, ignored")
+                self._capture.note_once(f"addHost:{key}", f"addHost option '{key}' is not "
+                                        "used by intbed, ignored")
         self._spec.hosts[name] = kept
         self._spec.locs[f"host:{name}"] = self._loc()
         return name
@@ -180,8 +186,8 @@ class _StandIn:
             elif name in ("addr1", "addr2"):
                 link.addrs.setdefault(node1 if name == "addr1" else node2, {})["mac"] = value
             elif name not in ("weight", "intfName1", "intfName2"):
-                self._spec.note(f"{link.loc}: warning: addLink option '{name}' is not used by "
-                                "intbed, ignored")
+                self._capture.note_once(f"addLink:{name}", f"addLink option '{name}' is not "
+                                        "used by intbed, ignored")
         self._spec.links.append(link)
         same = self._keys.setdefault((node1, node2), [])
         same.append(link)
