@@ -40,6 +40,10 @@ class IntbedGroup(click.Group):
             raise
         except KeyboardInterrupt:
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        except BrokenPipeError:
+            # The reader went away (`intbed ... | head`): nothing to say to it.
+            _silence_stdout()
+            raise click.exceptions.Exit(1) from None
         except Exception as exc:
             line = user_error_line(exc)
             if line is not None:
@@ -50,6 +54,21 @@ class IntbedGroup(click.Group):
             click.echo(f"internal error: {type(exc).__name__}: {exc}"
                        " (rerun with --debug for the traceback)", err=True)
             raise click.exceptions.Exit(EXIT_INTERNAL) from None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush into the
+    closed pipe does not print a second error."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (a test runner's buffer)
+        pass
+    finally:
+        os.close(devnull)
 
 
 def user_error_line(exc: BaseException) -> str | None:

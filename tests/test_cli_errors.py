@@ -128,3 +128,18 @@ def test_readme_says_as_root_not_sudo_intbed() -> None:
     assert commands == []
     assert "# as root" in readme
     assert "2 a command-line usage error, exactly as click" in " ".join(readme.split())
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``intbed ... | head``: no 'Broken pipe' line, no traceback, exit 1."""
+    for ext in (".p4", ".stf"):
+        shutil.copy(REPO / "tests" / "p4" / ("exit" + ext), tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "intbed.cli", "p4", "conformance",
+                             str(tmp_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=REPO)
+    assert proc.stdout is not None
+    # Closed before the command can have written anything (its imports alone
+    # take longer), so its first line meets a pipe nobody reads.
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (1, b"")
