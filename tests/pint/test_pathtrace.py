@@ -134,7 +134,7 @@ def test_too_few_packets_leave_hops_unknown() -> None:
     rng = np.random.default_rng(2)
     path = rng.integers(0, 2**32, size=30, dtype=np.uint64)
     pids = flow_packet_ids(rng, 1, 20).ravel()
-    result = decode_flow(coding, hashes, pids, 30(coding, hashes, pids, path))
+    result = decode_flow(coding, hashes, pids, 30, trace_paths(coding, hashes, pids, path)[0])
     assert not result.complete and result.packets_needed is None
     assert None in result.path
     assert all(v is None or v == int(s) for v, s in zip(result.path, path))
