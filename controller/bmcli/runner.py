@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from heapq import heappop, heappush
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,9 +80,13 @@ class CommandRunner:
         self.registers = registers
         self.output: list[str] = []
         self._handles: dict[str, dict[int, _Entry]] = {}
+        self._free: dict[str, list[int]] = {}  # per table, a heap of deleted handles
         self._nodes: dict[int, tuple[int, list[int]]] = {}
         self._groups: dict[int, list[int]] = {}
         self._sessions: set[int] | None = None
+        # Name -> P4Info object per kind, and per table its actions (P4Info is fixed).
+        self._objects: dict[str, dict[str, Any]] = {}
+        self._table_actions: dict[int, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ driving
 
@@ -114,16 +119,22 @@ class CommandRunner:
         return self._lookup(cmd, "tables", name, "table")
 
     def _lookup(self, cmd: Command, kind: str, name: str, what: str) -> Any:
-        objects = {o.preamble.name: o for o in getattr(self.client.p4info, kind)}
+        objects = self._objects.get(kind)
+        if objects is None:
+            objects = {o.preamble.name: o for o in getattr(self.client.p4info, kind)}
+            self._objects[kind] = objects
         try:
             return objects[lookup(name, objects, what)]
         except NameLookupError as exc:
             raise cmd.fail(exc.message) from None
 
     def _action(self, cmd: Command, table: Any, name: str) -> Any:
-        ids = {ref.id for ref in table.action_refs}
-        actions = {a.preamble.name: a for a in self.client.p4info.actions
-                   if a.preamble.id in ids}
+        actions = self._table_actions.get(table.preamble.id)
+        if actions is None:
+            ids = {ref.id for ref in table.action_refs}
+            actions = {a.preamble.name: a for a in self.client.p4info.actions
+                       if a.preamble.id in ids}
+            self._table_actions[table.preamble.id] = actions
         try:
             return actions[lookup(name, actions, "action", f"of table {table.preamble.name}")]
         except NameLookupError as exc:
@@ -223,9 +234,8 @@ class CommandRunner:
         handles = self._handles_of(table)  # before the insert: existing entries come first
         self.client.insert_table_entry(table.preamble.name, match, action.preamble.name,
                                        param_values, priority)
-        handle = 0
-        while handle in handles:
-            handle += 1
+        free = self._free.setdefault(table.preamble.name, [])
+        handle = heappop(free) if free else len(handles)
         handles[handle] = _Entry(match, priority)
         self.output.append(f"Entry has been added with handle {handle}")
 
@@ -247,6 +257,7 @@ class CommandRunner:
         handle, entry = self._entry(cmd, table, args[1])
         self.client.delete_table_entry(table.preamble.name, entry.match, entry.priority)
         del self._handles_of(table)[handle]
+        heappush(self._free.setdefault(table.preamble.name, []), handle)
 
     def table_clear(self, cmd: Command) -> None:
         args = self._args(cmd, 1, 1, "TABLE")
@@ -258,6 +269,7 @@ class CommandRunner:
                                                e["priority"] or None)
         handles.clear()
         self._handles.pop(table.preamble.name, None)
+        self._free.pop(table.preamble.name, None)
 
     def table_set_default(self, cmd: Command) -> None:
         args = self._args(cmd, 2, None, "TABLE ACTION PARAMS...")
