@@ -30,6 +30,7 @@ from common.errors import P4SemanticError
 from dataplane.compiler.schema import (
     ActionInfo,
     ActionParamInfo,
+    ActionProfileInfo,
     ControllerHeaderInfo,
     CounterInfo,
     DigestInfo,
@@ -234,6 +235,16 @@ def _string_argument(annotations: Iterable[str], name: str) -> str | None:
     return None
 
 
+def _annotation_argument(annotations: Iterable[str], name: str) -> str | None:
+    """The integer argument of ``@name(N)``, as written."""
+    for a in annotations:
+        if _annotation_name(a) == name:
+            m = _INT_ARG.search(a)
+            if m:
+                return m.group(1)
+    return None
+
+
 def _has(annotations: Iterable[str], name: str) -> bool:
     return any(_annotation_name(a) == name for a in annotations)
 
@@ -314,6 +325,7 @@ class _Builder:
             (PREFIX_DIGEST, s.digests),
             (PREFIX_CONTROLLER_HEADER, s.controller_headers),
             (PREFIX_VALUE_SET, s.value_sets),
+            (PREFIX_ACTION_PROFILE, s.action_profiles),
         ):
             for item in items:
                 add(prefix, item.name, _explicit_id(item))
@@ -451,6 +463,33 @@ class _Builder:
             mf.match_type = _MATCH_TYPES.get(f.match_type, p4info_pb2.MatchField.EXACT)
         msg.size = v.size
 
+    def action_profile(self, out: P4Info, ap: ActionProfileInfo) -> None:
+        """As p4c's v1model handler writes it: the tables using it, whether it
+        has a selector, its size; ``@max_group_size``,
+        ``@selector_size_semantics`` and ``@max_member_weight`` become fields
+        (of a selector only) instead of annotations."""
+        msg = out.action_profiles.add()
+        own = ("max_group_size", "selector_size_semantics", "max_member_weight")
+        kept = [a for a in ap.annotations if _annotation_name(a) not in own]
+        self.preamble(msg, PREFIX_ACTION_PROFILE, ap.name, kept)
+        for table in ap.tables:
+            msg.table_ids.append(self.symbols.id(PREFIX_TABLE, table))
+        msg.with_selector = ap.algorithm is not None
+        msg.size = ap.size
+        if ap.algorithm is None:
+            return
+        group = _annotation_argument(ap.annotations, "max_group_size")
+        if group is not None:
+            msg.max_group_size = int(group, 0)
+        semantics = _string_argument(ap.annotations, "selector_size_semantics")
+        if semantics is not None and semantics.upper() == "SUM_OF_MEMBERS":
+            msg.sum_of_members.SetInParent()
+            weight = _annotation_argument(ap.annotations, "max_member_weight")
+            if weight is not None:
+                msg.sum_of_members.max_member_weight = int(weight, 0)
+        elif semantics is not None and semantics.upper() == "SUM_OF_WEIGHTS":
+            msg.sum_of_weights.SetInParent()
+
     def digest(self, out: P4Info, d: DigestInfo) -> None:
         """One digest per struct type; p4c attaches no annotations to it (getDigestCall)."""
         msg = out.digests.add()
@@ -535,6 +574,8 @@ def build_p4info(schema: ProgramSchema, *, extern_calls: bool | None = None) -> 
         builder.controller_header(out, h)
     for v in schema.value_sets:
         builder.value_set(out, v)
+    for ap in schema.action_profiles:
+        builder.action_profile(out, ap)
     if extern_calls is None:
         extern_calls = bool(getattr(schema, "extern_calls", False))
     if extern_calls or _wants_type_info(schema):
@@ -559,6 +600,7 @@ def assign_ids(schema: ProgramSchema) -> SymbolTable:
         (PREFIX_DIGEST, s.digests),
         (PREFIX_CONTROLLER_HEADER, s.controller_headers),
         (PREFIX_VALUE_SET, s.value_sets),
+        (PREFIX_ACTION_PROFILE, s.action_profiles),
     ):
         for item in items:
             item.id = table.id(prefix, item.name)

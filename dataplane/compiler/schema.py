@@ -99,6 +99,21 @@ class MeterInfo:
 
 
 @dataclass(slots=True)
+class ActionProfileInfo:
+    """``action_profile`` or ``action_selector`` (``algorithm`` set: the
+    selector's ``HashAlgorithm`` member); ``tables`` use it as their
+    ``implementation``, in the order they were compiled."""
+
+    name: str
+    size: int
+    algorithm: str | None = None
+    output_width: int = 0
+    tables: list[str] = field(default_factory=list)
+    annotations: list[str] = field(default_factory=list)
+    id: int = 0
+
+
+@dataclass(slots=True)
 class RegisterInfo:
     name: str
     bitwidth: int
@@ -157,4 +172,5 @@ class ProgramSchema:
     digests: list[DigestInfo] = field(default_factory=list)
     controller_headers: list[ControllerHeaderInfo] = field(default_factory=list)
     value_sets: list[ValueSetInfo] = field(default_factory=list)
+    action_profiles: list[ActionProfileInfo] = field(default_factory=list)
     arch: str = "v1model"

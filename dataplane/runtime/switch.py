@@ -22,6 +22,7 @@ from common.names import NameLookupError, lookup
 from dataplane.compiler.codegen.generator import CLONE, CLONE_FL, CUR, PAYLOAD, RECIRC, RESUB, TRUNC
 from dataplane.compiler.frontend.types import slots
 from dataplane.compiler.pipeline import CompiledProgram
+from dataplane.runtime.action_profiles import ActionProfile, IndirectRef
 from dataplane.runtime.externs import CounterArray, Meter, MeterArray, RandomSource, RegisterArray
 from dataplane.runtime.support import ExitPipeline, ParserReject
 from dataplane.runtime.tables import Entry, Exact, Lpm, OptionalMatch, RangeMatch, Table, Ternary
@@ -101,9 +102,15 @@ class Switch:
                 self.externs.append(CounterArray(ext.size, ext.unit))
             elif ext.kind == "meter":
                 self.externs.append(MeterArray(ext.size, ext.unit, self.now))
+            elif ext.kind in ("action_profile", "action_selector"):
+                self.externs.append(self._action_profile(ext.qname))
             else:
                 self.externs.append(None)
         self.value_sets = [ValueSet(name, size) for name, _, size in program.value_sets]
+        self.action_profiles = {p.name: p for p in self.externs if isinstance(p, ActionProfile)}
+        for table in self.tables:
+            if table.info.implementation is not None:
+                table.profile = self.action_profiles[table.info.implementation]
         self._tables_by_name = {t.name: t for t in self.tables}
         lay = program.layout
         self._template = lay.template
@@ -119,6 +126,16 @@ class Switch:
         self._deparser = blocks["deparser"]
         self.stats = {"ingress": 0, "egress": 0, "dropped": 0}
         self._bind_data_plane()
+
+    def _action_profile(self, name: str) -> ActionProfile:
+        """An action profile whose members may run any action of its tables."""
+        info = next(p for p in self.program.schema.action_profiles if p.name == name)
+        allowed = {
+            self.action_ids[ref.action]
+            for t in self.program.schema.tables if t.name in info.tables
+            for ref in t.action_refs if ref.scope != "DEFAULT_ONLY"
+        }
+        return ActionProfile(name, info.size, info.algorithm, frozenset(allowed))
 
     # ------------------------------------------------------ externs (X.*)
 
@@ -167,7 +184,7 @@ class Switch:
             out.append(v)
         return tuple(out)
 
-    def table_add(self, table: str, matches: Mapping[str, Any], action: str,
+    def table_add(self, table: str, matches: Mapping[str, Any], action: str | IndirectRef,
                   args: Mapping[str, int] | Sequence[int] = (),
                   priority: int | None = None) -> Entry:
         t = self.table(table)
@@ -180,11 +197,34 @@ class Switch:
         for f in t.fields:
             m = matches.get(f.name)
             specs.append(_adapt(m, f.match_type, f.bitwidth))
-        aname = self.resolve_action(action)
-        values = self._action_args(aname, args)
         if priority is None and t.mode == "priority":
             priority = 1
+        if isinstance(action, IndirectRef):
+            return t.insert(specs, -1, (), priority, normalize=True, ref=action.ref)
+        aname = self.resolve_action(action)
+        values = self._action_args(aname, args)
+        if t.profile is not None:
+            # An action given to an indirect table becomes a member of its
+            # own, as a P4Runtime one-shot action set of one action does.
+            member = t.profile.add_member(self.action_ids[aname], values)
+            try:
+                return t.insert(specs, -1, (), priority, normalize=True, ref=member)
+            except RuntimeConfigError:
+                t.profile.delete_member(member)
+                raise
         return t.insert(specs, self.action_ids[aname], values, priority, normalize=True)
+
+    def action_profile(self, name: str) -> ActionProfile:
+        """An action profile or selector by (suffix of) its name."""
+        return self.action_profiles[_resolve(name, list(self.action_profiles),
+                                             "action profile")]
+
+    def act_prof_create_member(self, profile: str, action: str,
+                               args: Mapping[str, int] | Sequence[int] = ()) -> int:
+        """simple_switch_CLI's ``act_prof_create_member``: the new member's handle."""
+        prof = self.action_profile(profile)
+        aname = self.resolve_action(action)
+        return prof.add_member(self.action_ids[aname], self._action_args(aname, args))
 
     def table_set_default(self, table: str, action: str,
                           args: Mapping[str, int] | Sequence[int] = ()) -> None:

@@ -8,7 +8,9 @@ ties by the lowest entry handle, which here is the earliest insertion).
 
 The lookup key is the tuple of the evaluated key fields in the order of the
 table's match fields, ``selector`` fields left out (they feed an action
-selector, not the match).
+selector, not the match). An indirect table (one with an ``implementation``)
+has a ``profile``; its entries carry ``ref`` instead of an action: a member
+handle, or ``~group`` (negative) for a selector group.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 from common.errors import P4UnsupportedError, RuntimeConfigError
 from dataplane.compiler.schema import TableInfo
+from dataplane.runtime.action_profiles import ActionProfile
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +60,11 @@ _PRIORITY_KINDS = frozenset(("ternary", "range", "optional"))
 
 class Entry:
     """One installed entry; ``packets``/``bytes`` are its direct counter and
-    ``meter`` its direct meter (``None`` when the table has none)."""
+    ``meter`` its direct meter (``None`` when the table has none); ``ref``
+    is the member (>= 0) or ``~group`` of an indirect table's entry."""
 
-    __slots__ = ("matches", "action", "args", "priority", "packets", "bytes", "meter", "handle")
+    __slots__ = ("matches", "action", "args", "priority", "packets", "bytes", "meter", "handle",
+                 "ref")
 
     def __init__(
         self,
@@ -78,6 +83,7 @@ class Entry:
         self.bytes = 0
         self.meter = meter
         self.handle = handle
+        self.ref: int | None = None
 
     def __repr__(self) -> str:
         return (
@@ -121,6 +127,7 @@ class Table:
         "_scan",
         "_scan_keys",
         "_shifts",
+        "profile",
     )
 
     def __init__(
@@ -137,6 +144,7 @@ class Table:
         self.kinds = tuple(f.match_type for f in self.fields)
         self._meter_factory = meter_factory
         self._next_handle = 0
+        self.profile: ActionProfile | None = None
 
         entry_actions: set[int] = set()
         default_actions: set[int] = set()
@@ -357,10 +365,13 @@ class Table:
         priority: int | None = None,
         *,
         normalize: bool = False,
+        ref: int | None = None,
     ) -> Entry:
         """Add an entry. ``normalize=True`` masks value bits outside a ternary
         mask or lpm prefix as BMv2's CLI does, instead of rejecting them as
-        P4Runtime does. ``priority`` is ignored by exact and lpm tables."""
+        P4Runtime does. ``priority`` is ignored by exact and lpm tables. An
+        indirect table takes ``ref`` (member handle or ``~group``) and
+        ignores ``action``/``args``."""
         specs, key = self._canonical(matches, normalize)
         prio = self._priority(priority)
         full_key = self._full_key(key, prio)
@@ -368,9 +379,15 @@ class Table:
             raise RuntimeConfigError(f"table {self.name}: entry already exists")
         if len(self._by_key) >= self.size:
             raise RuntimeConfigError(f"table {self.name}: table full ({self.size} entries)")
-        self._check_action(action, self._entry_actions, "allowed in table entries")
+        self._check_kind(ref)
+        if ref is None:
+            self._check_action(action, self._entry_actions, "allowed in table entries")
+        else:
+            self.profile.use(ref)  # type: ignore[union-attr]
+            action, args = -1, ()
         meter = self._meter_factory() if self._meter_factory is not None else None
         entry = Entry(specs, action, tuple(args), prio, self._next_handle, meter)
+        entry.ref = ref
         self._next_handle += 1
         self._by_key[full_key] = entry
         if self.mode == "lpm":
@@ -402,18 +419,34 @@ class Table:
         action: int,
         args: Sequence[int] = (),
         priority: int | None = None,
+        *,
+        ref: int | None = None,
     ) -> Entry:
-        """Change an entry's action and arguments; counters and meter stay."""
+        """Change an entry's action and arguments (an indirect table's
+        entry: its ``ref``); counters and meter stay."""
         _, entry = self._resolve(target, priority)
+        self._check_kind(ref)
+        if ref is not None:
+            self.profile.use(ref)  # type: ignore[union-attr]
+            self.profile.release(entry.ref)  # type: ignore[union-attr,arg-type]
+            entry.ref = ref
+            return entry
         self._check_action(action, self._entry_actions, "allowed in table entries")
         entry.action = action
         entry.args = tuple(args)
         return entry
 
+    def _check_kind(self, ref: int | None) -> None:
+        if (ref is None) != (self.profile is None):
+            how = "a member or group" if ref is None else "an action"
+            raise RuntimeConfigError(f"table {self.name}: its entries take {how}")
+
     def delete(self, target: Entry | Matches, priority: int | None = None) -> Entry:
         """Remove an entry and return it."""
         full_key, entry = self._resolve(target, priority)
         del self._by_key[full_key]
+        if entry.ref is not None:
+            self.profile.release(entry.ref)  # type: ignore[union-attr]
         if self.mode == "lpm":
             self._lpm_remove(full_key, entry)
         elif self.mode == "priority":
@@ -424,6 +457,9 @@ class Table:
 
     def clear(self) -> None:
         """Remove every entry; the default action is kept."""
+        if self.profile is not None:
+            for entry in self._by_key.values():
+                self.profile.release(entry.ref)  # type: ignore[arg-type]
         self._by_key.clear()
         self._levels.clear()
         self._level_dicts.clear()

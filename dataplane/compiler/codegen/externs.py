@@ -351,6 +351,7 @@ class ExternMixin:
             info.default_args = list(dargs)
             info.const_default_action = decl.default_action_const
             # properties
+            profile: InstanceSym | None = None
             for prop in decl.properties:
                 if prop.name == "size":
                     info.size = self.const_int(prop.value)
@@ -367,17 +368,21 @@ class ExternMixin:
                         info.direct_meter = inst.qname
                     self.bind_direct(inst, sym.qname)
                 elif prop.name == "implementation":
-                    raise self.unsupported(prop, "table implementation (action profiles)")
+                    profile = self.table_implementation(sym, prop)
+                    info.implementation = profile.qname
                 elif prop.name == "support_timeout":
                     v = self.ev(prop.value)
                     info.idle_timeout = bool(v.const)
             # keys
             key_codes: list[str] = []
+            selector_exprs: list[ast.Expr] = []
             for k in decl.keys:
                 if k.match_kind not in MATCH_KINDS:
                     raise self.err(k, f"unknown match kind '{k.match_kind}'")
                 if k.match_kind == "selector":
-                    raise self.unsupported(k, "selector match (action selectors)")
+                    # Without an action selector the key feeds nothing (p4c
+                    # accepts such a table; BMv2 has no use for the field).
+                    selector_exprs.append(k.expr)
                 kv = self.ev(k.expr)
                 kt = strip(kv.type)
                 if isinstance(kt, BoolT):
@@ -394,6 +399,8 @@ class ExternMixin:
                 info.match_fields.append(sc.MatchFieldInfo(
                     kname, width, k.match_kind, len(info.match_fields) + 1,
                     self.anno_texts(k.annotations)))
+                if k.match_kind == "selector":
+                    continue
                 rt.key_widths.append(width)
                 key_codes.append(code)
             if decl.entries is not None:
@@ -408,14 +415,17 @@ class ExternMixin:
             saved_lines = w.lines
             # Key expressions may need statements (e.g. isValid on a stack element).
             keys = "(" + ", ".join(key_codes) + ("," if len(key_codes) == 1 else "") + ")"
-            w(f"e = T{idx}.lookup({keys})" if key_codes else "e = None")
+            w(f"e = T{idx}.lookup({keys})" if key_codes or profile is not None else "e = None")
             with w.block("if e is None"):
                 w(f"a = T{idx}.default_action")
                 w(f"args = T{idx}.default_args")
                 w("hit = False")
             with w.block("else"):
-                w("a = e.action")
-                w("args = e.args")
+                if profile is None:
+                    w("a = e.action")
+                    w("args = e.args")
+                else:
+                    self.indirect_action(profile, selector_exprs)
                 w("hit = True")
                 if info.direct_counter is not None:
                     w("e.packets += 1")
@@ -437,6 +447,55 @@ class ExternMixin:
             w("return hit, a")
             assert w.lines is saved_lines
         return sym.func
+
+    def table_implementation(self: CodeGen, sym: TableSym, prop: ast.TableProperty
+                             ) -> InstanceSym:
+        """The action profile or selector named (or constructed in place) by
+        ``implementation =``. A profile constructed in place is named by the
+        property's ``@name``, as p4c's P4Runtime names it."""
+        value = prop.value
+        inst: object = None
+        if isinstance(value, ast.Name):
+            inst = self.scope.lookup(value.name)
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            given = self.anno_string(self.annotation(prop.annotations, "name"))
+            name = (given[1:] if given.startswith(".") else given) if given else sym.qname
+            d = ast.Instantiation(name=value.func.name, annotations=prop.annotations,
+                                  type=ast.TypeName(value.func.name), args=value.args,
+                                  loc=prop.loc)
+            t = self.resolve_type(d.type, self.scope)
+            inst = self.instantiate_extern(d, t, "", self.scope)
+            self.schema.action_profiles[-1].name = name
+            self.externs[inst.index].qname = name  # type: ignore[attr-defined]
+            inst.qname = name  # type: ignore[attr-defined]
+        kind = strip(inst.type).name if isinstance(inst, InstanceSym) else ""  # type: ignore[union-attr]
+        if kind not in ("action_profile", "action_selector"):
+            raise self.err(prop, "'implementation' must name an action_profile or "
+                                 "action_selector")
+        assert isinstance(inst, InstanceSym)
+        info = next(p for p in self.schema.action_profiles if p.name == inst.qname)
+        if sym.qname not in info.tables:
+            info.tables.append(sym.qname)
+        return inst
+
+    def indirect_action(self: CodeGen, profile: InstanceSym, selector: list[ast.Expr]) -> None:
+        """``a``/``args`` of an indirect entry: its member, or the member its
+        group picks by hashing the selector fields (BMv2's choose_from_group);
+        an empty group runs no action."""
+        w = self.w
+        ref = f"E{profile.index}"
+        w("r = e.ref")
+        with w.block("if r >= 0"):
+            w(f"m = {ref}.members[r]")
+        with w.block("else"):
+            fields = self.field_list(ast.ListExpr(list(selector))) if selector else "()"
+            w(f"m = {ref}.choose(~r, {fields})")
+        with w.block("if m is None"):
+            w("a = -1")
+            w("args = ()")
+        with w.block("else"):
+            w("a = m.action")
+            w("args = m.args")
 
     def dispatch_action(self: CodeGen, asym: ActionSym, ref: ast.ActionRef) -> None:
         """Run the action chosen by a table: control-plane arguments from
@@ -497,6 +556,7 @@ class ExternMixin:
         from dataplane.runtime.tables import Exact, Lpm, OptionalMatch, RangeMatch, Ternary
 
         kinds = [k.match_kind for k in decl.keys]
+        self.check_entry_priorities(decl)
         for i, entry in enumerate(decl.entries or []):
             elems = entry.keyset.elems
             if len(elems) == 1 and isinstance(elems[0], ast.ListExpr) and len(kinds) > 1:
@@ -509,10 +569,16 @@ class ExternMixin:
                 if isinstance(e, ast.Default | ast.DontCare):
                     matches.append(None)
                 elif isinstance(e, ast.Mask):
+                    if kind in ("exact", "optional"):
+                        raise self.err(e, f"a mask (&&&) is not a key for match kind {kind}: "
+                                          "give a value (or default)")
                     v = self._const_key(e.value, t)
                     m = self._const_key(e.mask, t)
-                    matches.append(Ternary(v & m, m) if kind != "lpm" else Lpm(
-                        v & m, bin(m).count("1")))
+                    plen = bin(m).count("1")
+                    if kind == "lpm" and m != ((1 << width) - 1) ^ ((1 << (width - plen)) - 1):
+                        raise self.err(e, f"mask {m:#x} of an lpm key is not a prefix of "
+                                          f"{width} bits (ones from the top, then zeros)")
+                    matches.append(Ternary(v & m, m) if kind != "lpm" else Lpm(v & m, plen))
                 elif isinstance(e, ast.Range):
                     matches.append(RangeMatch(self._const_key(e.lo, t), self._const_key(e.hi, t)))
                 else:
@@ -543,6 +609,34 @@ class ExternMixin:
                 if pa is not None:
                     prio = -int(self.anno_string(pa) or (i + 1))
             rt.const_entries.append((matches, self.action_id(asym), args, prio))
+
+    def check_entry_priorities(self: CodeGen, decl: ast.TableDecl) -> None:
+        """P4-16's rules for entries that give ``priority = N``: once one
+        does, the first must too, and each entry without one takes the
+        previous entry's priority moved by ``priority_delta`` (down when
+        ``largest_priority_wins``, the default), which must stay >= 1."""
+        entries = decl.entries or []
+        if not any(e.priority is not None for e in entries):
+            return
+        first = entries[0]
+        if first.priority is None:
+            later = next(e for e in entries if e.priority is not None)
+            raise self.err(first, f"the first entry has no priority, but the entry on line "
+                                  f"{later.loc.line} has one: give the first entry a priority")
+        props = {p.name: p.value for p in decl.properties}
+        delta = self.const_int(props["priority_delta"]) if "priority_delta" in props else 1
+        down = True
+        if "largest_priority_wins" in props:
+            down = bool(self.ev(props["largest_priority_wins"], BoolT()).const)
+        prio = self.const_int(first.priority)
+        for e in entries[1:]:
+            if e.priority is not None:
+                prio = self.const_int(e.priority)
+                continue
+            prio = prio - delta if down else prio + delta
+            if prio < 1:
+                raise self.err(e, f"this entry's priority would be {prio} (the previous one's "
+                                  f"minus priority_delta {delta}); priorities must be >= 1")
 
     def _const_key(self: CodeGen, e: ast.Expr, t: Type) -> int:
         v = self.ev(e, t)
@@ -603,8 +697,16 @@ class ExternMixin:
         elif kind == "direct_meter":
             ext.unit = enum_name(args[0]).upper()
             self.schema.direct_meters.append(sc.MeterInfo(qname, ext.unit, annotations=annos))
-        elif kind in ("action_profile", "action_selector"):
-            raise self.unsupported(d, f"{kind} (action profiles and selectors)")
+        elif kind == "action_profile":
+            ext.size = int(args[0].const)
+            self.schema.action_profiles.append(sc.ActionProfileInfo(
+                qname, ext.size, annotations=annos))
+        elif kind == "action_selector":
+            ext.size = int(args[1].const)
+            ext.width = int(args[2].const)
+            ext.unit = enum_name(args[0])
+            self.schema.action_profiles.append(sc.ActionProfileInfo(
+                qname, ext.size, ext.unit, ext.width, annotations=annos))
         else:
             raise self.unsupported(d, f"extern object '{kind}'")
         sym = InstanceSym(t, qname, d, len(self.externs), scope)
