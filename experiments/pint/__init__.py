@@ -1,0 +1,1 @@
+"""PINT's experiments: path tracing's packets to decode (``figures``)."""
