@@ -29,8 +29,12 @@ def p4app() -> None:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Run seed (link losses, P4 random()).")
 @click.option("--no-ping", is_flag=True, help="Apply the command files only.")
+@click.option("--pcap-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep what every switch port sends as pcaps (BMv2's names, "
+                   "<switch>-eth<port>_out.pcap) under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def run(path: Path, target: str, seed: int, no_ping: bool, as_json: bool) -> None:
+def run(path: Path, target: str, seed: int, no_ping: bool, pcap_dir: Path | None,
+        as_json: bool) -> None:
     """Build the network PATH declares (a p4app.json or a NetworkAPI
     network.py), apply each switch's command file once its pipeline is up,
     then ping every pair of hosts.
@@ -44,7 +48,14 @@ def run(path: Path, target: str, seed: int, no_ping: bool, as_json: bool) -> Non
     check_available(target)
     app = load_app(path)
     _echo_notes(app.notes)
-    result = run_app(app, target, seed=seed, ping=not no_ping)
+    options: dict[str, object] = {}
+    if pcap_dir is not None and target == "sim":
+        options["pcap_dir"] = pcap_dir
+    elif pcap_dir is not None:
+        from orchestration.live.options import LiveOptions
+
+        options.update(live=LiveOptions(results_dir=pcap_dir, keep_pcaps=True), label="p4app")
+    result = run_app(app, target, seed=seed, ping=not no_ping, **options)
     reached = len(result.pings) - len(result.lost)
     if as_json:
         click.echo(json.dumps({

@@ -90,3 +90,20 @@ def test_l2_exercise_on_mininet(clean: None, tmp_path: Path) -> None:
     result = run_app(load_app(L2 / "network.py"), "mininet",
                      live=LiveOptions(results_dir=tmp_path), label="p4app-l2")
     assert len(result.pings) == 12 and not result.lost
+
+
+def test_pcap_dir_shows_one_ecmp_path_per_direction(tmp_path: Path) -> None:
+    """The ECMP README's check by tcpdump: ping traffic crosses one of s1's
+    four ECMP ports (and one of s6's the other way)."""
+    from common.pcap import read_pcap
+
+    result = CliRunner().invoke(cli, ["p4app", "run", str(ECMP / "p4app.json"),
+                                      "--pcap-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for switch in ("s1", "s6"):
+        used = [p for p in range(2, 6) if (tmp_path / f"{switch}-eth{p}_out.pcap").exists()]
+        assert len(used) == 1, (switch, used)
+        frames = read_pcap(tmp_path / f"{switch}-eth{used[0]}_out.pcap")
+        # From s1 toward h2: h1's request and h1's reply to h2's request; both
+        # have the same addresses and protocol, so the same hash and path.
+        assert len(frames) == 2
