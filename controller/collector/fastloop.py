@@ -196,3 +196,4 @@ class HashIndex:
         self.count = hash_lookup(self._table, self._slots, self._keys, self.count, keys, out)
         return out
 
+

@@ -26,8 +26,6 @@ from operator import itemgetter
 
 import numpy as np
 
-from controller.collector import fastloop
-
 # Reason codes of Rejected: stable strings for counters and logs.
 TRUNCATED = "truncated"  # the data ends inside a fixed-size header
 BAD_LENGTH = "bad_length"  # a length field disagrees with the header it describes
@@ -183,8 +181,7 @@ class _Check:
     """A plan's tests as one masked comparison of the bytes they read (the
     equality tests), plus the others (port sets, failed signal tests)."""
 
-    __slots__ = ("index", "positions", "get", "mask", "want", "byte_masks", "byte_wants",
-                 "others")
+    __slots__ = ("index", "get", "mask", "want", "byte_masks", "byte_wants", "others")
 
     def __init__(self, preds: Sequence[Pred]) -> None:
         per_byte: dict[int, list[int]] = {}
@@ -202,7 +199,6 @@ class _Check:
                     entry[0] |= bits >> down & 0xFF
                     entry[1] |= want >> down & 0xFF
         self.index = sorted(per_byte)
-        self.positions = np.array(self.index, dtype=np.int64)
         masks = bytes(per_byte[i][0] for i in self.index)
         wants = bytes(per_byte[i][1] for i in self.index)
         self.mask, self.want = int.from_bytes(masks, "big"), int.from_bytes(wants, "big")
@@ -225,10 +221,7 @@ class _Check:
 
     def passes_rows(self, rows: np.ndarray) -> np.ndarray:
         """``passes`` for every row of a (reports, length) byte array."""
-        if self.index and fastloop.COMPILED:
-            ok = np.empty(len(rows), dtype=bool)
-            fastloop.rows_match(rows, self.positions, self.byte_masks, self.byte_wants, ok)
-        elif self.index:
+        if self.index:
             picked = rows[:, self.index]
             ok = ((picked & self.byte_masks) == self.byte_wants).all(axis=1)
         else:
