@@ -23,10 +23,10 @@ from controller.collector.reports import parse_rows
 from controller.collector.stores import MemoryStore
 from experiments.framework import load_all
 from experiments.intcollector.fattree import PortLoads, fat_tree_flows
-from experiments.intcollector.figures import formula_ratio
 from experiments.intcollector.load import Workload, pool
 from experiments.intcollector.reports import ReportWriter, instruction_fields, random_flows
 from experiments.intcollector.series import detect, latency_series, mse
+from experiments.intcollector.storage import formula_ratio
 from intbed.cli import cli
 from tests.collector.report_builders import ReportSpec, ReportV05, int_bytes
 from topologies.generators import fat_tree
@@ -244,7 +244,8 @@ def test_fig9_quick(tmp_path: Path) -> None:
 
 
 def test_fig10_quick(tmp_path: Path) -> None:
-    out, rows, heads = _run(tmp_path, "intcollector-fig10", "--jobs", "2")
+    out, rows, heads = _run(tmp_path, "intcollector-fig10", "--jobs", "2",
+                            "--set", "seconds=0.6")
     fits = {r["config"]: r for r in csv.DictReader((out / "fits.csv").open())}
     for config in ("no-detection", "per-report-push"):
         assert float(fits[config]["slope_percent_per_kpps"]) > 0, config
@@ -262,7 +263,8 @@ def test_fig10_quick(tmp_path: Path) -> None:
 
 
 def test_fig11_quick(tmp_path: Path) -> None:
-    _, rows, heads = _run(tmp_path, "intcollector-fig11", "--jobs", "2")
+    _, rows, heads = _run(tmp_path, "intcollector-fig11", "--jobs", "2", "--set", "seconds=0.6",
+                          "--set", "hops=6", "--set", "flows=2000", "--set", "instructions=8")
     assert {r["panel"] for r in rows} == {"hops", "flows", "instructions", "event_rates"}
     assert all(r["cpu_percent"] > 0 for r in rows)
     ev = {r["x"]: r["events_per_s"] for r in rows if r["panel"] == "event_rates"}
@@ -284,7 +286,7 @@ def test_storage_quick(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
-    (["intcollector-fig10", "--set", "configs=detection,fast"], "unknown fast"),
+    (["intcollector-fig10", "--set", "configs=detection,fast"], "choose from detection"),
     (["intcollector-fig11", "--set", "instructions=0,9"], "must be in 1..8"),
     (["intcollector-storage", "--set", "k=5"], "even number"),
 ])
