@@ -10,15 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.framework import (
-    Context,
-    Experiment,
-    Headline,
-    Param,
-    Result,
-    register,
-    write_csv,
-)
+from experiments.framework import Context, Experiment, Headline, Param, Result, register, write_csv
 from experiments.intcollector.load import CONFIGS, STORES, Job, LoadSpec, Workload, measure
 from experiments.intcollector.params import PAPER, non_negative, one_of, positive, within
 from experiments.intcollector.reports import ALL_INSTRUCTIONS

@@ -10,15 +10,7 @@ from typing import Any
 import numpy as np
 
 from common.seeds import derive_seed
-from experiments.framework import (
-    Context,
-    Experiment,
-    Headline,
-    Param,
-    Result,
-    register,
-    write_csv,
-)
+from experiments.framework import Context, Experiment, Headline, Param, Result, register, write_csv
 from experiments.intcollector.params import PAPER, positive
 from experiments.intcollector.series import Detected, detect, latency_series, mse
 
