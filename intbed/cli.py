@@ -13,7 +13,7 @@ from intbed.commands.bench import bench
 from intbed.commands.collector import collector
 from intbed.commands.gpint import gpint
 from intbed.commands.p4 import p4
-from intbed.commands.p4app import p4app, topo_import
+from intbed.commands.p4app import p4app, p4app_bench, topo_import
 from intbed.commands.run import list_experiments, run
 from intbed.commands.sim import sim
 from intbed.commands.topo import topo
@@ -120,6 +120,7 @@ cli.add_command(gpint)
 cli.add_command(collector)
 cli.add_command(p4app)
 topo.add_command(topo_import)
+bench.add_command(p4app_bench)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -85,6 +85,28 @@ def run(path: Path, target: str, seed: int, no_ping: bool, pcap_dir: Path | None
         raise click.exceptions.Exit(1)
 
 
+@click.command("p4app")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--lines", type=click.IntRange(min=1, max=1024), default=1000, show_default=True,
+              help="table_add lines written (the ECMP exercise's ipv4_lpm holds 1,024).")
+def p4app_bench(as_json: bool, lines: int) -> None:
+    """Command-file lines/s on sim, and the phases of p4app run on the
+    p4-learning exercises (``intbed bench p4app``)."""
+    from benchmarks.p4app import run_p4app_benchmarks
+
+    report = run_p4app_benchmarks(lines)
+    if as_json or "error" in report:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    c = report["commands"]
+    click.echo(f"command file on sim: {c['table_add_per_s']:,.0f} table_add/s, "
+               f"{c['table_delete_per_s']:,.0f} table_delete/s ({c['lines']} lines)")
+    for r in report["exercises"]:
+        click.echo(f"{r['exercise']}/{r['file']}: load {r['load_s']:.3f} s, compile "
+                   f"{r['compile_s']:.3f} s, start and commands {r['open_and_commands_s']:.3f} s, "
+                   f"ping {r['ping_s']:.3f} s ({r['reached']}/{r['pairs']} pairs)")
+
+
 @click.command("import")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
