@@ -49,7 +49,9 @@ class _Lines:
         from topologies.yamlio import parse_yaml
 
         try:
-            self.tree: Any = parse_yaml(text, file)
+            # Valid JSON has no raw tab inside a string, and YAML refuses tabs
+            # as indentation: blanks instead keep every line where it is.
+            self.tree: Any = parse_yaml(text.replace("\t", " "), file)
         except IntbedError:
             self.tree = None
 

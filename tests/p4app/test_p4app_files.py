@@ -182,3 +182,14 @@ def test_script_failures_are_located(tmp_path: Path) -> None:
     n = len(script.read_text().splitlines())
     assert err.value.line().startswith(f"{script.resolve()}:{n}: error: the script imports "
                                        "p4utils.utils")
+
+
+def test_lines_are_found_in_tab_indented_json(tmp_path: Path) -> None:
+    path = write_json(tmp_path, "l2")
+    data = json.loads(path.read_text())
+    data["topology"]["hosts"]["h7"] = {"colour": "red"}
+    text = json.dumps(data, indent="\t")
+    path.write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "colour" in t)
+    assert load_app(path).notes == [
+        f"{path}:{line}: warning: $.topology.hosts.h7.colour: unknown key, ignored"]
