@@ -123,6 +123,7 @@ class ExecutionPlan:
     sets: list[QuerySet]
     ranges: list[HashRange]
     _los: np.ndarray = field(init=False, repr=False)
+    _his: np.ndarray = field(init=False, repr=False)
     _ids: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -37,10 +37,14 @@ from common.seeds import derive_seed
 
 __all__ = [
     "GlobalHashes",
+    "below",
     "crc32_bytes",
     "fmix32",
     "packet_ids",
+    "scaled",
     "threshold",
+    "to_unit",
+    "top_bits",
 ]
 
 TWO32 = 1 << 32
@@ -193,6 +197,18 @@ class GlobalHashes:
 def below(words: np.ndarray, probability: float) -> np.ndarray:
     """``word < threshold(probability)``, exact also for probability 1."""
     return words.astype(np.uint64) < np.uint64(threshold(probability))
+
+
+def to_unit(words: np.ndarray) -> np.ndarray:
+    """The paper's real-valued hash in [0, 1): ``word / 2^32``."""
+    return np.asarray(words, dtype=np.uint32).astype(np.float64) / TWO32
+
+
+def top_bits(words: np.ndarray, n: int) -> np.ndarray:
+    """An ``n``-bit string of each word (its top bits), 1 <= n <= 32."""
+    if not 1 <= n <= 32:
+        raise ValueError(f"a hash word has 1 to 32 bits, not {n}")
+    return np.asarray(words, dtype=np.uint32) >> np.uint32(32 - n)
 
 
 def scaled(words: np.ndarray, n: int) -> np.ndarray:

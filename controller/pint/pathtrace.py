@@ -30,7 +30,7 @@ import numpy as np
 
 from common.errors import InvalidValueError
 
-from .hashing import GlobalHashes, below, scaled
+from .hashing import GlobalHashes, below, scaled, threshold
 
 __all__ = ["MAX_HOPS", "PathCoding", "participants", "trace_paths"]
 
@@ -79,6 +79,20 @@ class PathCoding:
     @property
     def fragment_mask(self) -> int:
         return (1 << min(self.bits, self.value_bits)) - 1
+
+    def switch_config(self, hashes: GlobalHashes, max_hops: int = MAX_HOPS) -> dict:
+        """The constants a switch needs, as plain data for a P4Runtime
+        writer: the salts, the 32-bit thresholds a hash word is compared
+        with ("below" is ``word < threshold``; 2^32 means always, which a
+        program tests as hop 1 or as ``tau == 1``), fragment count and width."""
+        return {
+            "bits": self.bits,
+            "fragments": self.fragments,
+            "salts": {use: hashes.salt(use) for use in ("scheme", "fragment", "hop")},
+            "baseline_threshold": threshold(self.tau),
+            "xor_threshold": threshold(self.p),
+            "hop_thresholds": [threshold(1.0 / hop) for hop in range(1, max_hops + 1)],
+        }
 
 
 def _check_hops(hops: np.ndarray) -> None:

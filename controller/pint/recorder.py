@@ -82,6 +82,8 @@ class Recorder:
         self, flows: np.ndarray, pids: np.ndarray, hops: np.ndarray, digests: np.ndarray
     ) -> None:
         """Whole digests as the sink removed them from packets."""
+        flows, hops = np.asarray(flows, dtype=np.int64), np.asarray(hops, dtype=np.int64)
+        digests = np.asarray(digests, dtype=np.uint64)
         pids = np.asarray(pids, dtype=np.uint32)
         set_ids = self.plan.set_ids(self.selector.packet_word(pids, "query"))
         for qset in self.plan.sets:

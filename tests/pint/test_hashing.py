@@ -17,6 +17,8 @@ from controller.pint.hashing import (
     packet_ids,
     scaled,
     threshold,
+    to_unit,
+    top_bits,
 )
 from controller.pint.simulate import flow_packet_ids
 
@@ -103,3 +105,12 @@ def test_reservoir_choice_is_uniform_over_hops_for_one_flow() -> None:
     counts = np.bincount(_writers(GlobalHashes(2, "q").hop_words(pids, "hop", 8)))[1:]
     expected = pids.shape[0] / 8
     assert float(((counts - expected) ** 2 / expected).sum()) < 24.32
+
+
+def test_unit_and_bit_string_views_of_a_word() -> None:
+    words = np.array([0, 2**31, 2**32 - 1], dtype=np.uint32)
+    assert list(to_unit(words)) == [0.0, 0.5, (2**32 - 1) / 2**32]
+    assert list(top_bits(words, 4)) == [0, 8, 15]
+    assert list(top_bits(words, 32)) == [0, 2**31, 2**32 - 1]
+    with pytest.raises(ValueError):
+        top_bits(words, 0)

@@ -149,3 +149,15 @@ def test_bad_codings_and_hop_counts() -> None:
     with pytest.raises(InvalidValueError, match="hop counts must be 1 to 64"):
         participants(PathCoding.reservoir(8), GlobalHashes(1, "p"),
                      np.zeros(2, dtype=np.uint32), np.array([3, 65]))
+
+
+def test_switch_config_is_the_thresholds_the_encoder_compares_with() -> None:
+    coding = PathCoding(8, 32, 0.25, 0.1)
+    hashes = GlobalHashes(4, "path")
+    config = coding.switch_config(hashes)
+    assert config["fragments"] == 4 and config["bits"] == 8
+    assert config["baseline_threshold"] == 2**30
+    assert config["xor_threshold"] == round(0.1 * 2**32)
+    assert config["hop_thresholds"][:3] == [2**32, 2**31, round(2**32 / 3)]
+    assert len(config["hop_thresholds"]) == 64
+    assert config["salts"]["hop"] == hashes.salt("hop")
