@@ -218,3 +218,25 @@ def test_control_character_in_topology_is_located(tmp_path: Path) -> None:
     assert (code, out) == (1, "")
     assert err == (f"{path}:2:13: error: YAML: character U+0000 is not allowed in YAML "
                    "text; is this the right file?\n")
+
+
+@pytest.mark.xfail(strict=True, reason="the compiler does not check an extern "
+                   "constructor's argument count: IndexError in "
+                   "dataplane/compiler/codegen/externs.py (found by tests/fuzz)")
+@pytest.mark.parametrize("extern", ["direct_counter() dc;", "counter(8) c;",
+                                    "register<bit<8>>() r;"])
+def test_extern_missing_constructor_arguments_is_one_line(tmp_path: Path, extern: str) -> None:
+    path = tmp_path / "p.p4"
+    path.write_text(
+        "#include <core.p4>\n#include <v1model.p4>\nstruct H {}\nstruct M {}\n"
+        "parser P(packet_in p, out H h, inout M m, inout standard_metadata_t s) {\n"
+        "    state start { transition accept; } }\n"
+        "control C(inout H h, inout M m) { apply {} }\n"
+        "control I(inout H h, inout M m, inout standard_metadata_t s) {\n"
+        f"    {extern}\n    apply {{}} }}\n"
+        "control E(inout H h, inout M m, inout standard_metadata_t s) { apply {} }\n"
+        "control D(packet_out p, in H h) { apply {} }\n"
+        "V1Switch(P(), C(), I(), E(), C(), D()) main;\n")
+    code, out, err = run("p4", "check", str(path))
+    assert (code, out) == (1, "")
+    assert err.startswith(f"{path}:9:")
