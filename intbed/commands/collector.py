@@ -226,10 +226,13 @@ def _store_options(fn: Callable[..., Any]) -> Callable[..., Any]:
               help="Longest report taken, in bytes (longer ones are counted and dropped).")
 @click.option("--linger", type=float, default=0.01, show_default=True,
               help="Seconds a batch may wait to fill before it is fed.")
+@click.option("--prometheus", "prometheus_port", type=click.IntRange(0, 65535), default=None,
+              help="Serve the counters and switch-level values for Prometheus on this "
+                   "TCP port (/metrics).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object at the end.")
 def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], period: float,
                 no_events: bool, seconds: float | None, batch: int, max_datagram: int,
-                linger: float, as_json: bool) -> None:
+                linger: float, prometheus_port: int | None, as_json: bool) -> None:
     """Collect reports from a UDP socket until Ctrl-C or --seconds, then
     print the counters."""
     from controller.collector.pipeline import Collector
@@ -244,12 +247,24 @@ def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], perio
                               time.time_ns() - round(clock.now() * 1e9))
     opened: OpenedStore | None = None
     receiver: UdpReceiver | None = None
+    closers: list[Callable[[], None]] = []
     try:
         opened = open_store(store_spec)
         coll = Collector(opened.store, clock, config)
         receiver = UdpReceiver(coll, host, port, batch=batch, max_datagram=max_datagram,
                                linger_s=linger)
         where = f"{receiver.address[0]}:{receiver.port}"
+        if prometheus_port is not None:
+            from controller.collector.prometheus import PrometheusEndpoint
+
+            try:
+                endpoint = PrometheusEndpoint(coll, prometheus_port, host, receiver)
+            except OSError as exc:
+                raise IntbedError(f"--prometheus {prometheus_port}: cannot listen on TCP "
+                                  f"{host}:{prometheus_port}: {exc.strerror or exc}") from None
+            closers.append(endpoint.close)
+            if not as_json:
+                click.echo(f"prometheus metrics on http://{host}:{endpoint.port}/metrics")
         if not as_json:
             click.echo(f"listening on udp {where}, store {store_spec}"
                        + ("" if seconds is not None else "; Ctrl-C stops"))
@@ -261,6 +276,8 @@ def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], perio
         receiver.close()
         coll.stop()
     finally:
+        for close in closers:
+            close()
         clock.close()
         if receiver is not None:
             receiver.close()
