@@ -42,6 +42,7 @@ from google.rpc import code_pb2
 
 from common.errors import RuntimeConfigError
 from dataplane.compiler.p4info import build_p4info, p4runtime_protos
+from dataplane.control.action_profiles import ActionValue, ProfileAccess
 from dataplane.control.arbitration import Arbitration, Controller
 from dataplane.control.errors import P4RuntimeServiceError
 from dataplane.control.errors import fail as _fail
@@ -140,6 +141,7 @@ class _Table:
     const_default: bool
     counter_id: int = 0
     meter_id: int = 0
+    profile: ProfileAccess | None = None  # an indirect table's action profile
     # Const entries: engine priority (may be negative) <-> P4Runtime priority.
     const_out: dict[int, int] = dataclasses.field(default_factory=dict)
     const_in: dict[int, int] = dataclasses.field(default_factory=dict)
@@ -287,6 +289,23 @@ class RuntimeService:
                 _number_const_entries(meta)
             self._tables[meta.id] = meta
             self._tables_by_name[meta.name] = meta
+
+        self._profiles: dict[int, ProfileAccess] = {}
+        for ap in info.action_profiles:
+            engine = sw.action_profiles.get(ap.preamble.name)
+            if engine is not None:
+                self._profiles[ap.preamble.id] = ProfileAccess(
+                    ap.preamble.id, ap.preamble.name, engine, ap.max_group_size)
+        for t in info.tables:
+            tm = self._tables.get(t.preamble.id)
+            if tm is not None and t.implementation_id in self._profiles:
+                tm.profile = self._profiles[t.implementation_id]
+        self._profile_actions = {
+            pid: {aid for tid in ap.table_ids if tid in self._tables
+                  for aid, scope in self._tables[tid].actions.items()
+                  if scope != p4i.ActionRef.DEFAULT_ONLY}
+            for ap in info.action_profiles for pid in [ap.preamble.id]
+        }
 
         extern_index = {ext.qname: i for i, ext in enumerate(sw.program.externs)}
 
@@ -532,6 +551,8 @@ class RuntimeService:
             "direct_meter_entry": self._write_direct_meter,
             "packet_replication_engine_entry": self._write_pre,
             "digest_entry": self._write_digest,
+            "action_profile_member": self._write_member,
+            "action_profile_group": self._write_profile_group,
         }.get(kind or "")
         if kind == "register_entry":
             raise _fail("UNIMPLEMENTED", "register writes are not supported (as BMv2)")
@@ -619,7 +640,8 @@ class RuntimeService:
         if kind is None:
             raise _fail("INVALID_ARGUMENT", f"table {tm.name}: the entry has no action")
         if kind != "action":
-            raise _fail("UNIMPLEMENTED", "action profiles are not supported")
+            raise _fail("INVALID_ARGUMENT",
+                        f"cannot provide indirect action for direct table {tm.name}")
         action = table_action.action
         act = self._actions.get(action.action_id)
         if act is None:
@@ -631,6 +653,10 @@ class RuntimeService:
             raise _fail("INVALID_ARGUMENT", f"action {act.name} cannot be a default action")
         if not default and scope == p4i.ActionRef.DEFAULT_ONLY:
             raise _fail("INVALID_ARGUMENT", f"action {act.name} is only a default action")
+        return self._action_value(act, action)
+
+    def _action_value(self, act: _Action, action: Any) -> ActionValue:
+        """The engine's action id and arguments of a checked ``p4.v1.Action``."""
         args: list[int | None] = [None] * len(act.order)
         for p in action.params:
             pm = act.params.get(p.param_id)
@@ -661,21 +687,25 @@ class RuntimeService:
             if existing is None:
                 raise _fail("NOT_FOUND", f"table {tm.name}: no such entry")
             table.delete(existing)
+            self._release_oneshot(tm, existing.ref)
             self._entry_extra.pop((tm.id, existing.handle), None)
             return
-        action, args = self._action(tm, e.action, False)
+        if existing is None and utype == MODIFY:
+            raise _fail("NOT_FOUND", f"table {tm.name}: no such entry")
+        if existing is not None and utype == INSERT:
+            raise _fail("ALREADY_EXISTS", f"table {tm.name}: the entry exists")
+        if utype == INSERT and len(table) >= table.size:
+            raise _fail("RESOURCE_EXHAUSTED", f"table {tm.name} is full")
         counter = self._counter_data(tm, e)
         rates = self._entry_rates(tm, e)
-        if utype == INSERT:
-            if existing is not None:
-                raise _fail("ALREADY_EXISTS", f"table {tm.name}: the entry exists")
-            if len(table) >= table.size:
-                raise _fail("RESOURCE_EXHAUSTED", f"table {tm.name} is full")
-            entry = table.insert(specs, action, args, priority)
+        if tm.profile is not None:
+            entry = self._write_indirect(tm, e, specs, priority, existing)
         else:
-            if existing is None:
-                raise _fail("NOT_FOUND", f"table {tm.name}: no such entry")
-            entry = table.modify(existing, action, args)
+            action, args = self._action(tm, e.action, False)
+            if utype == INSERT:
+                entry = table.insert(specs, action, args, priority)
+            else:
+                entry = table.modify(existing, action, args)  # type: ignore[arg-type]
         if counter is not None:
             entry.packets, entry.bytes = counter
         if rates is not None and entry.meter is not None:
@@ -700,9 +730,91 @@ class RuntimeService:
             raise _fail("INVALID_ARGUMENT", f"table {tm.name} has no direct meter")
         return _rates(e.meter_config)
 
+    def _write_indirect(self, tm: _Table, e: Any, specs: list[MatchSpec | None],
+                        priority: int | None, existing: Entry | None) -> Entry:
+        """An indirect table's entry: a member, a group or a one-shot action
+        set (a new group of new members, the old set removed after a MODIFY)."""
+        profile = tm.profile
+        assert profile is not None
+        kind = e.action.WhichOneof("type")
+        if kind is None:
+            raise _fail("INVALID_ARGUMENT", f"table {tm.name}: the entry has no action")
+        if kind == "action":
+            raise _fail("INVALID_ARGUMENT",
+                        f"cannot provide direct action for indirect table {tm.name}")
+        if kind == "action_profile_action_set":
+            actions = [
+                (self._profile_action(profile, a.action), a.weight)
+                for a in e.action.action_profile_action_set.action_profile_actions
+            ]
+            ref = profile.create_oneshot(actions)
+        else:
+            ident = (e.action.action_profile_member_id if kind == "action_profile_member_id"
+                     else e.action.action_profile_group_id)
+            ref = profile.entry_ref("member" if kind == "action_profile_member_id" else "group",
+                                    ident)
+        try:
+            if existing is None:
+                return tm.table.insert(specs, -1, (), priority, ref=ref)
+            old = existing.ref
+            entry = tm.table.modify(existing, -1, (), ref=ref)
+            self._release_oneshot(tm, old)
+            return entry
+        except RuntimeConfigError as exc:
+            self._release_oneshot(tm, ref)
+            raise _fail("UNKNOWN", f"error when adding match entry to target: {exc.message}"
+                        ) from None
+
+    def _release_oneshot(self, tm: _Table, ref: int | None) -> None:
+        if tm.profile is not None and ref is not None and ref < 0 and ~ref in tm.profile.oneshots:
+            tm.profile.delete_oneshot(ref)
+
+    def _profile(self, profile_id: int) -> ProfileAccess:
+        profile = self._profiles.get(profile_id)
+        if profile is None:
+            raise _fail("NOT_FOUND", f"unknown action profile id {profile_id}")
+        return profile
+
+    def _profile_action(self, profile: ProfileAccess, action: Any) -> ActionValue:
+        act = self._actions.get(action.action_id)
+        if act is None:
+            raise _fail("NOT_FOUND", f"unknown action id {action.action_id}")
+        if act.id not in self._profile_actions.get(profile.id, ()):
+            raise _fail("INVALID_ARGUMENT", f"invalid action {act.name} for action profile "
+                                            f"{profile.name}")
+        return self._action_value(act, action)
+
+    def _write_member(self, utype: int, m: Any) -> None:
+        profile = self._profile(m.action_profile_id)
+        if utype == DELETE:
+            profile.delete_member(m.member_id)
+            return
+        action = self._profile_action(profile, m.action)
+        if utype == INSERT:
+            profile.insert_member(m.member_id, action)
+        else:
+            profile.modify_member(m.member_id, action)
+
+    def _write_profile_group(self, utype: int, g: Any) -> None:
+        profile = self._profile(g.action_profile_id)
+        if not profile.profile.with_selector:
+            raise _fail("INVALID_ARGUMENT", f"action profile {profile.name} has no selector, "
+                                            "so no groups")
+        if utype == DELETE:
+            profile.delete_group(g.group_id)
+            return
+        members = [(m.member_id, m.weight) for m in g.members]
+        if utype == INSERT:
+            profile.insert_group(g.group_id, g.max_size, members)
+        else:
+            profile.modify_group(g.group_id, g.max_size, members)
+
     def _write_default(self, utype: int, tm: _Table, e: Any) -> None:
         """The default entry: MODIFY only; without an action it returns to the
         program's default (P4Runtime spec, "Default entry")."""
+        if tm.profile is not None:
+            raise _fail("INVALID_ARGUMENT",
+                        f"cannot set / reset default action for indirect table {tm.name}")
         if utype != MODIFY:
             raise _fail("INVALID_ARGUMENT", "the default entry can only be modified")
         if len(e.match) or e.priority:
@@ -980,6 +1092,8 @@ class RuntimeService:
             "register_entry": self._read_registers,
             "packet_replication_engine_entry": self._read_pre,
             "digest_entry": self._read_digests,
+            "action_profile_member": self._read_members,
+            "action_profile_group": self._read_profile_groups,
         }.get(kind or "")
         if reader is None:
             raise _fail("UNIMPLEMENTED", f"reading {kind or 'an empty entity'} is not supported")
@@ -1045,7 +1159,19 @@ class RuntimeService:
                 fm.optional.value = encode(spec.value)
             else:
                 fm.exact.value = encode(spec.value)
-        self._action_msg(entry.action, entry.args, msg.action)
+        if entry.ref is not None and tm.profile is not None:
+            kind, value = tm.profile.describe_ref(entry.ref)
+            if kind == "member":
+                msg.action.action_profile_member_id = value
+            elif kind == "group":
+                msg.action.action_profile_group_id = value
+            else:
+                action_set = msg.action.action_profile_action_set
+                for (engine_id, args), weight in value:
+                    item = action_set.action_profile_actions.add(weight=weight)
+                    self._action_msg(engine_id, args, item)
+        else:
+            self._action_msg(entry.action, entry.args, msg.action)
         if tm.needs_priority:
             msg.priority = tm.const_out.get(entry.handle, entry.priority)
         if tm.is_const:
@@ -1063,6 +1189,33 @@ class RuntimeService:
         for pm in sorted(act.params.values(), key=lambda p: p.id):
             if pm.pos < len(args):
                 action.params.add(param_id=pm.id, value=encode(args[pm.pos]))
+
+    def _profile_items(self, profile_id: int, kind: str, ident: int
+                       ) -> Iterator[tuple[ProfileAccess, int, Any]]:
+        """(profile, id, state) of the members or groups a read names: every
+        profile for id 0, every item for item id 0."""
+        profiles = (list(self._profiles.values()) if profile_id == 0
+                    else [self._profile(profile_id)])
+        for profile in profiles:
+            for item_id, state in sorted(getattr(profile, kind).items()):
+                if not ident or item_id == ident:
+                    yield profile, item_id, state
+
+    def _read_members(self, e: Any, out: Any) -> None:
+        for profile, member_id, state in self._profile_items(
+                e.action_profile_id, "members", e.member_id):
+            msg = out.add().action_profile_member
+            msg.action_profile_id, msg.member_id = profile.id, member_id
+            self._action_msg(*state.action, msg)
+
+    def _read_profile_groups(self, e: Any, out: Any) -> None:
+        for profile, group_id, state in self._profile_items(
+                e.action_profile_id, "groups", e.group_id):
+            msg = out.add().action_profile_group
+            msg.action_profile_id, msg.group_id = profile.id, group_id
+            msg.max_size = state.max_size
+            for member_id, weight in sorted(state.members.items()):
+                msg.members.add(member_id=member_id, weight=weight)
 
     @staticmethod
     def _counter_msg(packets: int, nbytes: int, data: Any, unit: int) -> None:
