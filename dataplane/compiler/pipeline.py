@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dataplane.compiler.bmv2_rules import check_bmv2_rules
 from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
 from dataplane.compiler.frontend.ast import HeaderDecl, Program
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
@@ -65,6 +66,7 @@ def compile_program(program: Program, source: Path) -> CompiledProgram:
     instantiate_direct_calls(program)
     gen = CodeGen(program)
     text = gen.generate()
+    check_bmv2_rules(gen)
     code = compile(text, f"<p4:{source.name}>", "exec")
     namespace = _globals()
     exec(code, namespace)  # noqa: S102 - our own generated code

@@ -499,6 +499,9 @@ class ExprMixin:
         ta, tb = strip(a.type), strip(b.type)
         if isinstance(tb, BitT) and tb.signed:
             raise self.err(e.right, "shift amount must be unsigned")
+        if not isinstance(tb, BitT | IntT):
+            raise self.err(e.right, f"a shift amount must be an unsigned bit<W> or a "
+                                    f"non-negative integer, not {b.type}")
         if isinstance(ta, IntT):
             if a.is_const and b.is_const:
                 return const(IntT(), a.const << b.const if e.op == "<<" else a.const >> b.const)

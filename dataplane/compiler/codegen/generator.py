@@ -154,6 +154,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self.blocks: dict[str, str] = {}
         self.digests: dict[str, int] = {}
         self.value_sets: list[Any] = []
+        # Direct meters some action reads (BMv2 needs the field a color goes to).
+        self.meters_read: set[str] = set()
         self._type_cache: dict[int, Type] = {}
 
     # ---------------------------------------------------------------- utils
@@ -477,12 +479,23 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             raise self.unsupported(main, f"package '{t.name}' (only V1Switch is supported)")
         if len(main.args) != 6:
             raise self.err(main, "V1Switch takes 6 arguments")
-        decls = [self.block_decl(a) for a in self.package_args(main, t)]
+        args = self.package_args(main, t)
+        decls = [self.block_decl(a) for a in args]
         parser, pargs = decls[0]
         if not isinstance(parser, ast.ParserDecl) or len(parser.params) < 4:
             raise self.err(main, "the first V1Switch argument must be a parser")
+        for (decl, _), arg, want, role in zip(decls, args, (4, 2, 3, 3, 2, 2), V1_BLOCKS):
+            if len(decl.params) != want:
+                raise self.err(arg, f"V1Switch's {role} block takes {want} parameters; "
+                                    f"'{decl.name}' has {len(decl.params)}")
         pscope = self.root
         h_t = self.resolve_type(parser.params[1].type, pscope)
+        hs = strip(h_t)
+        for fname, ft in getattr(hs, "fields", []):
+            if not isinstance(strip(ft), HeaderT | StackT | UnionT):
+                raise self.unsupported(parser.params[1], f"headers type {h_t} with field "
+                                                         f"'{fname}' of type {ft} (BMv2 takes "
+                                                         "only headers, stacks and unions)")
         m_t = self.resolve_type(parser.params[2].type, pscope)
         sm_t = self.resolve_type(parser.params[3].type, pscope)
         lay = self.layout

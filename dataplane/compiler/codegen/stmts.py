@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dataplane.compiler.codegen.values import ActionRunT, Evaluated, LValue, py_tuple, slot
+from dataplane.compiler.codegen.values import ActionRunT, Evaluated, LValue, Val, py_tuple, slot
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.scope import ConstSym, StateSym, ValueSetSym, VarSym
 from dataplane.compiler.frontend.types import (
@@ -103,6 +103,14 @@ class StmtMixin:
         self.declare_local(st, self.scope, "")
 
     def st_Switch(self: CodeGen, st: ast.Switch) -> None:  # noqa: N802
+        if self.ctx.kind == "action":
+            raise self.unsupported(st, "switch statement inside an action (BMv2 runs an "
+                                       "action as straight-line primitives: move the switch to "
+                                       "the apply block)")
+        defaults = [c for c in st.cases if isinstance(c.label, ast.Default)]
+        if len(defaults) > 1:
+            raise self.err(defaults[1], "switch has more than one 'default' label (the first "
+                                        f"is on line {defaults[0].loc.line})")
         v = self.ev(st.expr)
         tmp = self.fresh("sw")
         self.w(f"{tmp} = {v.code}")
@@ -287,12 +295,12 @@ class StmtMixin:
                 return f"V{sym.index}.matches({tmp})"
         st = strip(t)
         if isinstance(e, ast.Mask):
-            v = self.coerce(self.ev(e.value, t), t, e.value)
-            m = self.coerce(self.ev(e.mask, t), t, e.mask)
+            v = self.known(self.coerce(self.ev(e.value, t), t, e.value), e.value)
+            m = self.known(self.coerce(self.ev(e.mask, t), t, e.mask), e.mask)
             return f"({tmp} & {m.code}) == ({v.code} & {m.code})"
         if isinstance(e, ast.Range):
-            lo = self.coerce(self.ev(e.lo, t), t, e.lo)
-            hi = self.coerce(self.ev(e.hi, t), t, e.hi)
+            lo = self.known(self.coerce(self.ev(e.lo, t), t, e.lo), e.lo)
+            hi = self.known(self.coerce(self.ev(e.hi, t), t, e.hi), e.hi)
             return f"{lo.code} <= {tmp} <= {hi.code}"
         if isinstance(st, TupleT):
             raise self.unsupported(e, "tuple-typed select key")
@@ -300,8 +308,16 @@ class StmtMixin:
         if not isinstance(strip(v.type), BitT | BoolT | EnumT | ErrorT) or isinstance(
                 strip(v.type), IntT):
             v = self.coerce(v, t, e)
-        v = self.coerce(v, t, e)
+        v = self.known(self.coerce(v, t, e), e)
         return f"{tmp} == {v.code}"
+
+    def known(self: CodeGen, v: Val, e: ast.Expr) -> Val:
+        """A select label must be known at compile time (P4-16 12.6):
+        anything else, a field or a call, is an error, not a run-time test."""
+        if not v.is_const:
+            raise self.err(e, "a select label must be a compile-time known value (a constant, "
+                              "a mask or range of constants, or a value set)")
+        return v
 
     def goto(self: CodeGen, name: str, node: ast.Node) -> str:
         if name == "accept":

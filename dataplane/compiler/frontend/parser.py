@@ -522,8 +522,23 @@ class _Lexer:
             pos = p
         ann = ast.Annotation(name, body, loc=loc)
         if body is not None:
+            if name == "p4runtime_translation":
+                _check_translation(body, body_loc)
             self.annotations.append((ann, body, body_loc))
         return _token("ANNOTATION", "@" + name, self.file, line, col, ann), pos
+
+
+_TRANSLATION = re.compile(r'^\s*"[^"]*"\s*,\s*(bit\s*<\s*\d+\s*>|string|\d+)\s*$')
+
+
+def _check_translation(body: str, loc: Loc) -> None:
+    """``@p4runtime_translation("uri", T)``: P4-16 takes T as ``bit<W>``
+    with a literal W, ``string``, or an integer (the width); p4c's grammar
+    refuses anything else, so a typo never reaches P4Info."""
+    if _TRANSLATION.match(body) is None:
+        raise P4SyntaxError(
+            f"@p4runtime_translation({body.strip()}): expected a URI string, then bit<W> with "
+            "a literal width, string, or an integer", loc)
 
 
 def _align_columns(out: str, orig: str) -> list[int]:
