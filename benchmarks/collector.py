@@ -51,7 +51,7 @@ DPORT = 5001
 SRC_IP = 0x0A000001
 DST_IP = 0x0A000102
 LIVE_RATES = (100_000, 200_000, 300_000, 500_000, 1_000_000)
-REPLAY_BATCHES = (1024, 4096, 16384)
+REPLAY_BATCHES = (1024, 4096, 8192, 16384)
 LIVE_BATCH = 8192  # reports per feed: the fast path's fixed cost per call spread thin
 
 # byte offsets in a report (UDP payload of the report packet)
@@ -343,6 +343,53 @@ def bench_live(rates: Sequence[float] = LIVE_RATES, seconds: float = 2.0,
             "highest_loss_free_run": best}
 
 
+def receive_costs(rounds: int = 5) -> dict[str, Any]:
+    """CPU per datagram of each side of loopback UDP, measured alone: the
+    socket is filled by ``sendmmsg`` (timed: the sender's system call also
+    runs the receiving side's kernel path on loopback), then drained by
+    ``recvmmsg`` into the receiver's slots, and once more by one
+    ``recv_into`` per datagram. Best of ``rounds`` rounds of about 10,000
+    datagrams (what a 16 MiB buffer holds)."""
+    _, payloads = generate(10_000)
+    out: dict[str, float] = {}
+    best = {"send": float("inf"), "recvmmsg": float("inf"), "recv_into": float("inf")}
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        rx.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE (root)
+        rx.bind(("127.0.0.1", 0))
+        rx.setblocking(False)
+        tx.connect(rx.getsockname())
+        if not mmsg.available():
+            return {"available": False}
+        sender = mmsg.MmsgSender(tx, payloads)
+        receiver = mmsg.MmsgReceiver(rx, 1024, LENGTH + 64)
+        slot = memoryview(bytearray(LENGTH + 64))
+        for r in range(2 * rounds):
+            cpu = time.process_time()
+            sent = sender.send(0, len(payloads))
+            send_s = time.process_time() - cpu
+            cpu, taken = time.process_time(), 0
+            if r % 2 == 0:
+                while got := receiver.receive(0):
+                    taken += got
+                way = "recvmmsg"
+            else:
+                while True:
+                    try:
+                        rx.recv_into(slot)
+                    except BlockingIOError:
+                        break
+                    taken += 1
+                way = "recv_into"
+            took = time.process_time() - cpu
+            if taken:
+                best[way] = min(best[way], took / taken)
+            best["send"] = min(best["send"], send_s / max(sent, 1))
+    for way, seconds in best.items():
+        out[f"{way}_us"] = round(seconds * 1e6, 3)
+    return {"available": True, **out}
+
+
 def versus_target(batch: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
     """Each target beside the measured value, and whether it is met."""
     def row(measured: float | None, target: float, higher: bool = True) -> dict[str, Any]:
@@ -365,7 +412,13 @@ def run_collector_benchmarks(reports: int = 1_000_000, rates: Sequence[float] = 
     """Both cases and the targets, as one JSON-ready dict."""
     batch = bench_batch(reports)
     live = bench_live(rates, seconds)
-    return {"batch": batch, "live": live, "target": dict(TARGET),
+    costs = receive_costs()
+    fast = batch["fast_path_rows"].get(str(LIVE_BATCH), batch["fast_path"])
+    if costs["available"]:  # the receiving core's ceiling: receive + fast path per report
+        per_report_us = costs["recvmmsg_us"] + 1e6 / fast["reports_per_s_cpu"]
+        costs["receiver_ceiling_per_s"] = round(1e6 / per_report_us)
+        costs["sender_ceiling_per_s"] = round(1e6 / costs["send_us"])
+    return {"batch": batch, "live": live, "costs": costs, "target": dict(TARGET),
             "versus_target": versus_target(batch, live)}
 
 

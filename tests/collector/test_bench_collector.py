@@ -4,6 +4,8 @@ itself is not asserted."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.collector import (
     FIRST_SPORT,
     FLOWS,
@@ -14,6 +16,7 @@ from benchmarks.collector import (
     flow_path,
     generate,
     hop_values,
+    receive_costs,
     versus_target,
 )
 from controller.collector.reports import ParsedReport, parse_report
@@ -73,3 +76,11 @@ def test_live_case_runs() -> None:
     table = versus_target({"fast_path": {"reports_per_s_cpu": 1}}, out)
     assert table["live_reports_per_s"]["measured"] == out["highest_received_per_s"]
     assert table["loss_at_500k"] == {"measured": None, "target": 0.001, "met": None}
+
+
+def test_receive_costs_are_measured_per_datagram() -> None:
+    costs = receive_costs(rounds=1)
+    if not costs["available"]:
+        pytest.skip("sendmmsg/recvmmsg are Linux only")
+    for name in ("send_us", "recvmmsg_us", "recv_into_us"):
+        assert 0 < costs[name] < 1000, (name, costs)
