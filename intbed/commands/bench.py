@@ -214,6 +214,13 @@ def collector_bench(as_json: bool, reports: int, seconds: float) -> None:
                   + f"; target {target['live_reports_per_s']:,}/s live, < "
                   f"{100 * target['max_loss']:.1f} % loss at {target['live_loss_free_rate']:,}/s",
                   soft_wrap=True)
+    costs = report.get("costs", {})
+    if costs.get("available"):
+        console.print(f"CPU per datagram on loopback: send {costs['send_us']} µs (sendmmsg), "
+                      f"receive {costs['recvmmsg_us']} µs (recvmmsg), "
+                      f"{costs['recv_into_us']} µs (recv_into); ceilings per core: sender "
+                      f"{costs['sender_ceiling_per_s']:,}/s, receiver with the fast path "
+                      f"{costs['receiver_ceiling_per_s']:,}/s", soft_wrap=True)
     for name, row in report.get("versus_target", {}).items():  # collector targets
         met = {True: "met", False: "NOT met", None: "not measured"}[row["met"]]
         console.print(f"{name}: measured {row['measured']}, target {row['target']}: {met}")
