@@ -61,13 +61,13 @@ def _crc_table() -> np.ndarray:
     return table
 
 
-_TABLE = _crc_table()
+CRC_TABLE = _crc_table()
 
 
 def _crc_update(reg: np.ndarray, column: np.ndarray) -> np.ndarray:
     """Feed one byte per row into the (uninverted) CRC registers."""
     index = (reg ^ column.astype(np.uint32)) & np.uint32(0xFF)
-    return _TABLE[index] ^ (reg >> np.uint32(8))
+    return CRC_TABLE[index] ^ (reg >> np.uint32(8))
 
 
 def crc32_bytes(rows: np.ndarray) -> np.ndarray:
@@ -80,21 +80,27 @@ def crc32_bytes(rows: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _hop_word_kernel(base: np.ndarray, hop: int, salt: np.uint32, table: np.ndarray) -> np.ndarray:
-    """fmix32(crc32(message ‖ hop) ^ salt) from each message's CRC ``base``:
-    one pass instead of numpy's dozen (this runs per hop on every packet)."""
-    out = np.empty(base.shape[0], dtype=np.uint32)
+def hop_word_scalar(base: np.uint32, hop: int, salt: np.uint32, table: np.ndarray) -> np.uint32:
+    """fmix32(crc32(message ‖ hop) ^ salt) from the message's CRC ``base``
+    (for numba loops that hash per packet and hop)."""
     ones = np.uint32(0xFFFFFFFF)
+    reg = base ^ ones
+    reg = table[(reg ^ np.uint32(hop)) & np.uint32(0xFF)] ^ (reg >> np.uint32(8))
+    x = (reg ^ ones) ^ salt
+    x ^= x >> np.uint32(16)
+    x = np.uint32(x * np.uint32(0x85EBCA6B))
+    x ^= x >> np.uint32(13)
+    x = np.uint32(x * np.uint32(0xC2B2AE35))
+    x ^= x >> np.uint32(16)
+    return x
+
+
+@numba.njit(cache=True)
+def _hop_word_kernel(base: np.ndarray, hop: int, salt: np.uint32, table: np.ndarray) -> np.ndarray:
+    """One pass instead of numpy's dozen (this runs per hop on every packet)."""
+    out = np.empty(base.shape[0], dtype=np.uint32)
     for j in range(base.shape[0]):
-        reg = base[j] ^ ones
-        reg = table[(reg ^ np.uint32(hop)) & np.uint32(0xFF)] ^ (reg >> np.uint32(8))
-        x = (reg ^ ones) ^ salt
-        x ^= x >> np.uint32(16)
-        x = np.uint32(x * np.uint32(0x85EBCA6B))
-        x ^= x >> np.uint32(13)
-        x = np.uint32(x * np.uint32(0xC2B2AE35))
-        x ^= x >> np.uint32(16)
-        out[j] = x
+        out[j] = hop_word_scalar(base[j], hop, salt, table)
     return out
 
 
@@ -191,7 +197,7 @@ class GlobalHashes:
         if not 0 <= hop <= 255:
             raise ValueError(f"hop number {hop} does not fit the hashed byte")
         self.salt(use)
-        return _hop_word_kernel(id_crcs, hop, self._salts[use], _TABLE)
+        return _hop_word_kernel(id_crcs, hop, self._salts[use], CRC_TABLE)
 
 
 def below(words: np.ndarray, probability: float) -> np.ndarray:

@@ -26,11 +26,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from common.errors import InvalidValueError
 
-from .hashing import GlobalHashes, below, scaled, threshold
+from .hashing import CRC_TABLE, GlobalHashes, below, hop_word_scalar, scaled, threshold
 
 __all__ = ["MAX_HOPS", "PathCoding", "participants", "trace_paths"]
 
@@ -102,6 +103,38 @@ def _check_hops(hops: np.ndarray) -> None:
         )
 
 
+@numba.njit(cache=True)
+def _trace_kernel(crcs, baseline, shifts, rows, limit, table, salt, hop_thresholds,
+                  xor_threshold, value_mask, crc_table, with_digest):
+    """Per packet, per hop: the switch's decision and write (sequential
+    over hops, so one pass per packet beats a numpy pass per hop)."""
+    n = crcs.shape[0]
+    digests = np.zeros(n, dtype=np.uint32)
+    masks = np.zeros(n, dtype=np.uint64)
+    for j in range(n):
+        digest = np.uint64(0)
+        mask = np.uint64(0)
+        for hop in range(1, limit[j] + 1):
+            word = np.uint64(hop_word_scalar(crcs[j], hop, salt, crc_table))
+            bit = np.uint64(1) << np.uint64(hop - 1)
+            if baseline[j]:
+                if word < hop_thresholds[hop]:
+                    mask = bit
+                    if with_digest:
+                        digest = (table[rows[j], hop - 1] >> shifts[j]) & value_mask
+            elif word < xor_threshold:
+                mask |= bit
+                if with_digest:
+                    digest ^= (table[rows[j], hop - 1] >> shifts[j]) & value_mask
+        digests[j] = np.uint32(digest)
+        masks[j] = mask
+    return digests, masks
+
+
+_HOP_THRESHOLDS = np.array([0] + [threshold(1.0 / hop) for hop in range(1, MAX_HOPS + 1)],
+                           dtype=np.uint64)
+
+
 def _trace(
     coding: PathCoding,
     hashes: GlobalHashes,
@@ -113,29 +146,22 @@ def _trace(
     """Walk the hops once: the digests (when the path ``table`` is given),
     the writers' masks and the fragments."""
     pids = np.asarray(pids, dtype=np.uint32)
+    limit = np.asarray(limit, dtype=np.int64)
     _check_hops(limit)
     n = pids.shape[0]
     baseline = below(hashes.packet_word(pids, "scheme"), coding.tau)
     frags = (scaled(hashes.packet_word(pids, "fragment"), coding.fragments)
              if coding.fragments > 1 else np.zeros(n, dtype=np.int64))
-    shift = (frags * coding.bits).astype(np.uint64)
-    mask = np.uint64(coding.fragment_mask)
-    digest = np.zeros(n, dtype=np.uint64)
-    masks = np.zeros(n, dtype=np.uint64)
-    crcs = hashes.id_crcs(pids)
-    for hop in range(1, int(limit.max(initial=0)) + 1):
-        words = hashes.hop_word_from(crcs, "hop", hop)
-        active = limit >= hop
-        write = active & baseline & below(words, 1.0 / hop)
-        xor = active & ~baseline & below(words, coding.p)
-        bit = np.uint64(1 << (hop - 1))
-        masks = np.where(write, bit, masks)
-        masks = np.where(xor, masks | bit, masks)
-        if table is not None:
-            value = (table[rows, hop - 1] >> shift) & mask
-            digest = np.where(write, value, digest)
-            digest = np.where(xor, digest ^ value, digest)
-    return (None if table is None else digest.astype(np.uint32)), masks, frags
+    shifts = (frags * coding.bits).astype(np.uint64)
+    with_digest = table is not None
+    if table is None:
+        table, rows = np.zeros((1, 1), dtype=np.uint64), np.zeros(n, dtype=np.int64)
+    digests, masks = _trace_kernel(
+        hashes.id_crcs(pids), baseline, shifts, np.asarray(rows, dtype=np.int64), limit,
+        np.asarray(table, dtype=np.uint64), np.uint32(hashes.salt("hop")), _HOP_THRESHOLDS,
+        np.uint64(threshold(coding.p)), np.uint64(coding.fragment_mask), CRC_TABLE, with_digest,
+    )
+    return (digests if with_digest else None), masks, frags
 
 
 def trace_paths(
