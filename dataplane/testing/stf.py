@@ -19,6 +19,19 @@ so a test means here what it means on BMv2:
   anywhere else.
 * ``expect PORT`` with no data stands for one packet of any content.
 * ``wait`` is a no-op: the Switch's traffic manager is immediate.
+* ``add`` on an indirect table (one with an ``implementation``) is accepted
+  as p4c's grammar accepts it: the action becomes a member of its own, which
+  the entry points at. Members and selector groups are programmed with
+  simple_switch_CLI's commands, written as that CLI takes them:
+  ``act_prof_create_member PROFILE ACTION [ARG...]``,
+  ``act_prof_delete_member PROFILE MBR``, ``act_prof_create_group PROFILE``,
+  ``act_prof_delete_group PROFILE GRP``,
+  ``act_prof_add_member_to_group PROFILE MBR GRP``,
+  ``act_prof_remove_member_from_group PROFILE MBR GRP``,
+  ``table_indirect_add TABLE KEY... => MBR [PRIO]`` and
+  ``table_indirect_add_with_group TABLE KEY... => GRP [PRIO]`` (keys in the
+  table's order: ``V``, ``V/LEN``, ``V&&&MASK`` or ``LOW->HIGH``). Handles
+  are BMv2's: the smallest free one, from 0, in order of creation.
 
 As strict as p4c's runner: a test with no ``packet`` line checks nothing and
 is an error, not a pass; expected data with an odd number of hex digits is a
@@ -37,7 +50,8 @@ from typing import TYPE_CHECKING
 from common.errors import IntbedError, Loc, StfError
 from common.names import NameLookupError, lookup
 from common.textfile import read_text
-from dataplane.runtime.tables import Exact, Lpm, MatchSpec, Ternary
+from dataplane.runtime.action_profiles import IndirectRef
+from dataplane.runtime.tables import Exact, Lpm, MatchSpec, RangeMatch, Ternary
 
 if TYPE_CHECKING:
     from dataplane.compiler.pipeline import CompiledProgram
@@ -45,6 +59,7 @@ if TYPE_CHECKING:
     from dataplane.runtime.switch import Switch
 
 __all__ = [
+    "ActProf",
     "Expect",
     "McGroupCreate",
     "McNodeAssociate",
@@ -56,6 +71,7 @@ __all__ = [
     "StfKey",
     "StfResult",
     "TableAdd",
+    "TableIndirectAdd",
     "Wait",
     "apply_command",
     "compare_outputs",
@@ -161,10 +177,40 @@ class Wait:
     loc: Loc
 
 
+@dataclass(frozen=True, slots=True)
+class ActProf:
+    """An ``act_prof_*`` command: ``op`` is the CLI's name without the prefix;
+    ``numbers`` are the action arguments of ``create_member``, else handles."""
+
+    loc: Loc
+    op: str
+    profile: str
+    action: str = ""
+    numbers: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TableIndirectAdd:
+    """``table_indirect_add[_with_group] TABLE KEY... => HANDLE [PRIO]``."""
+
+    loc: Loc
+    table: str
+    handle: int
+    group: bool  # the handle names a group, not a member
+    keys: tuple[str, ...] = ()
+    priority: int | None = None
+
+
 StfCommand = (
     Packet | Expect | TableAdd | SetDefault | MirroringAdd | McGroupCreate | McNodeCreate
-    | McNodeAssociate | Wait
+    | McNodeAssociate | Wait | ActProf | TableIndirectAdd
 )
+
+# act_prof_* commands: the number of handles each takes after the profile name.
+_ACT_PROF_HANDLES = {
+    "delete_member": 1, "create_group": 0, "delete_group": 1,
+    "add_member_to_group": 2, "remove_member_from_group": 2,
+}
 
 # --- parsing --------------------------------------------------------------------------------
 
@@ -243,6 +289,10 @@ def _parse_line(line: str, loc: Loc) -> StfCommand:
         if rest:
             raise StfError("'wait' takes no arguments", loc)
         return Wait(loc)
+    if cmd.startswith("act_prof_"):
+        return _act_prof(cmd[len("act_prof_"):], rest, loc)
+    if cmd in ("table_indirect_add", "table_indirect_add_with_group"):
+        return _table_indirect_add(rest, loc, cmd.endswith("_with_group"))
     if cmd in _UNSUPPORTED:
         raise StfError(f"STF command '{cmd}' is not supported", loc)
     raise StfError(f"unknown STF command '{word}'", loc)
@@ -337,6 +387,34 @@ def _table_add(rest: str, loc: Loc) -> TableAdd:
         raise StfError(f"unexpected text after the action: {tail!r}", loc)
     # "= HANDLE" names the entry for later commands; none of those is supported.
     return TableAdd(loc, _name(table, loc, "table"), keys, action, args, priority)
+
+
+def _act_prof(op: str, rest: str, loc: Loc) -> ActProf:
+    words = rest.split()
+    if not words:
+        raise StfError(f"'act_prof_{op}' needs an action profile name", loc)
+    profile = _name(words[0], loc, "action profile")
+    if op == "create_member":
+        if len(words) < 2:
+            raise StfError("'act_prof_create_member' needs a profile and an action", loc)
+        args = tuple(_number(w, loc) for w in words[2:])
+        return ActProf(loc, op, profile, _name(words[1], loc, "action"), args)
+    count = _ACT_PROF_HANDLES.get(op)
+    if count is None:
+        raise StfError(f"unknown STF command 'act_prof_{op}'", loc)
+    if len(words) != 1 + count:
+        raise StfError(f"'act_prof_{op}' takes a profile and {count} handle(s)", loc)
+    return ActProf(loc, op, profile, numbers=tuple(_number(w, loc) for w in words[1:]))
+
+
+def _table_indirect_add(rest: str, loc: Loc, group: bool) -> TableIndirectAdd:
+    head, arrow, tail = rest.partition("=>")
+    words, after = head.split(), tail.split()
+    if not arrow or not words or len(after) not in (1, 2):
+        raise StfError("expected TABLE KEY... => HANDLE [PRIORITY]", loc)
+    priority = _number(after[1], loc) if len(after) == 2 else None
+    return TableIndirectAdd(loc, _name(words[0], loc, "table"), _number(after[0], loc),
+                            group, tuple(words[1:]), priority)
 
 
 def _key(word: str, loc: Loc) -> StfKey:
@@ -577,12 +655,62 @@ def apply_command(switch: Switch, schema: ProgramSchema, cmd: StfCommand) -> Non
             switch.mc_node_create(cmd.rid, cmd.ports)
         elif isinstance(cmd, McNodeAssociate):
             switch.mc_node_associate(cmd.group, cmd.node)
+        elif isinstance(cmd, ActProf):
+            _apply_act_prof(switch, schema, cmd)
+        elif isinstance(cmd, TableIndirectAdd):
+            table = _find_table(schema, cmd.table, cmd.loc)
+            fields = [f for f in table.match_fields if f.match_type != "selector"]
+            if len(cmd.keys) != len(fields):
+                raise StfError(f"table {table.name} needs {len(fields)} key(s), "
+                               f"got {len(cmd.keys)}", cmd.loc)
+            matches = {f.name: _cli_key(f, text, cmd.loc) for f, text in zip(fields, cmd.keys)}
+            ref = IndirectRef.group(cmd.handle) if cmd.group else IndirectRef.member(cmd.handle)
+            switch.table_add(table.name, matches, ref, priority=cmd.priority)
         elif not isinstance(cmd, Wait):
             raise StfError(f"not a control-plane command: {type(cmd).__name__}", cmd.loc)
     except StfError:
         raise
     except IntbedError as exc:
         raise StfError(exc.message, cmd.loc) from exc
+
+
+def _apply_act_prof(switch: Switch, schema: ProgramSchema, cmd: ActProf) -> None:
+    name = pick_name(cmd.profile, (p.name for p in schema.action_profiles), "action profile",
+                     cmd.loc)
+    profile = switch.action_profile(name)
+    if cmd.op == "create_member":
+        info = next(p for p in schema.action_profiles if p.name == name)
+        refs = {r.action for t in schema.tables if t.name in info.tables
+                for r in t.action_refs}
+        action = pick_name(cmd.action, refs, "action", cmd.loc, f"of action profile {name}")
+        switch.act_prof_create_member(name, action, cmd.numbers)
+    elif cmd.op == "delete_member":
+        profile.delete_member(*cmd.numbers)
+    elif cmd.op == "create_group":
+        profile.create_group()
+    elif cmd.op == "delete_group":
+        profile.delete_group(*cmd.numbers)
+    elif cmd.op == "add_member_to_group":
+        profile.add_to_group(cmd.numbers[1], cmd.numbers[0])
+    else:
+        profile.remove_from_group(cmd.numbers[1], cmd.numbers[0])
+
+
+def _cli_key(field_info: MatchFieldInfo, text: str, loc: Loc) -> MatchSpec:
+    """One key as simple_switch_CLI reads it, for the field's match kind."""
+    kind = field_info.match_type
+    if "->" in text and kind == "range":
+        low, _, high = text.partition("->")
+        return RangeMatch(_number(low, loc), _number(high, loc))
+    if "&&&" in text and kind == "ternary":
+        value, _, mask = text.partition("&&&")
+        return Ternary(_number(value, loc) & _number(mask, loc), _number(mask, loc))
+    if "/" in text and kind == "lpm":
+        value, _, plen = text.partition("/")
+        return Lpm(_number(value, loc), _number(plen, loc))
+    if kind not in ("exact", "optional") or not re.fullmatch(r"(0[xXbBoO])?[0-9a-fA-F]+", text):
+        raise StfError(f"key {field_info.name} ({kind}): cannot read {text!r}", loc)
+    return Exact(_number(text, loc))
 
 
 def pick_name(name: str, candidates: Iterable[str], what: str, loc: Loc, where: str = "") -> str:
