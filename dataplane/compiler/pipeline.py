@@ -20,6 +20,7 @@ from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout,
 from dataplane.compiler.frontend.ast import HeaderDecl, Program
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
 from dataplane.compiler.frontend.types import HeaderT, StackT, StructLikeT, field_bits, strip
+from dataplane.compiler.options import current as current_options
 from dataplane.compiler.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
 from dataplane.runtime import externs as rt_externs
 from dataplane.runtime import support
@@ -129,9 +130,14 @@ _CACHE: dict[tuple, CompiledProgram] = {}
 
 def compile_file(path: str | Path, include_dirs: Sequence[Path] = (),
                  defines: Mapping[str, str] | None = None) -> CompiledProgram:
-    """Compile a ``.p4`` file (cached per process by path and mtime)."""
+    """Compile a ``.p4`` file (cached per process by path and mtime). With
+    no ``include_dirs`` or ``defines``, those of the surrounding
+    ``compile_options`` apply (a command's ``-I``/``-D``)."""
     from dataplane.compiler.frontend.parser import parse_file
 
+    if not include_dirs and defines is None:
+        ambient = current_options()
+        include_dirs, defines = ambient.include_dirs, ambient.defines
     p = Path(path).resolve()
     key = (str(p), p.stat().st_mtime_ns if p.exists() else 0,
            tuple(str(d) for d in include_dirs), tuple(sorted((defines or {}).items())))

@@ -14,6 +14,7 @@ from typing import TypeVar
 import click
 
 from common.errors import IntbedError
+from intbed.commands.p4opts import p4c_options
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -27,6 +28,7 @@ def p4() -> None:
 
 @p4.command()
 @click.argument("file", type=_FILE)
+@p4c_options
 def check(file: Path) -> None:
     """Compile FILE and report its size, or the first error."""
     from dataplane.compiler.pipeline import compile_file
@@ -39,6 +41,7 @@ def check(file: Path) -> None:
 
 @p4.command()
 @click.argument("file", type=_FILE)
+@p4c_options
 def info(file: Path) -> None:
     """Print FILE's P4Info in protobuf text format, as p4c writes it."""
     from dataplane.compiler.p4info import build_p4info, to_text
@@ -54,6 +57,7 @@ def info(file: Path) -> None:
               show_default=True,
               help="intbed's engine, or BMv2 (p4c, then simple_switch driven through "
                    "simple_switch_CLI).")
+@p4c_options
 def stf(file: Path, test: Path, target: str) -> None:
     """Run the STF packet test TEST on FILE; exit 1 with a diff if it fails."""
     if target == "bmv2":
@@ -81,6 +85,7 @@ def stf(file: Path, test: Path, target: str) -> None:
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes.")
+@p4c_options
 def conformance(directory: Path, jobs: int) -> None:
     """Run every NAME.p4 that has NAME.stf beside it in DIRECTORY.
 

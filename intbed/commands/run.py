@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from intbed.commands.p4opts import p4c_options
 from orchestration.network import TARGETS
 
 
@@ -50,6 +51,7 @@ def list_experiments() -> None:
                    "not run again (same experiment, seed and parameters only).")
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress on stderr (errors and the results still print).")
+@p4c_options
 def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: bool,
         target: str, redis_url: str | None, settings: tuple[str, ...],
         cluster: str | None, resume: bool, quiet: bool) -> None:

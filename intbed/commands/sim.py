@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from intbed.commands.p4opts import p4c_options
 from intbed.commands.topo import _params as topology_options
 
 
@@ -31,6 +32,7 @@ def sim() -> None:
 @click.option("--no-control-plane", "bare", is_flag=True,
               help="Do not run the setup of a program intbed knows (int_label's "
                    "switch configuration); the switches get routes only.")
+@p4c_options
 def ping(topo_name: str, program: str, net_seed: int, as_json: bool, show_all: bool,
          bare: bool, **params: Any) -> None:
     """All-pairs ping: reachability and round-trip times against the links'

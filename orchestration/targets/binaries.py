@@ -306,11 +306,17 @@ class IntbedSwitch(_Binary):
 
     def device_config(self, prepared: Prepared) -> bytes:
         """The intbed-p4 JSON document the intbed P4Runtime server loads: the
-        program as one text, its quoted includes inlined."""
-        from dataplane.compiler.frontend.preprocess import flatten_includes
+        program as one text, its quoted includes inlined; under a command's
+        ``-D``/``-I`` the text cpp makes of it with them, so the switch
+        compiles exactly what the command did."""
+        from dataplane.compiler.frontend.preprocess import flatten_includes, preprocess
+        from dataplane.compiler.options import current
         from dataplane.control.grpc_server import encode_device_config
 
-        return encode_device_config(prepared.source.stem, flatten_includes(prepared.source))
+        opts = current()
+        text = preprocess(prepared.source, opts.include_dirs, opts.defines) if opts else (
+            flatten_includes(prepared.source))
+        return encode_device_config(prepared.source.stem, text)
 
 
 # --------------------------------------------------------------------------- BMv2

@@ -26,11 +26,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from common.errors import IntbedError, Loc
+from dataplane.compiler.options import current as current_options
 
 __all__ = [
     "P4C",
@@ -81,9 +82,12 @@ def default_cache_dir() -> Path:
 
 
 def p4c_command(p4_path: Path, out_dir: Path, p4c: str = P4C,
-                include_dirs: Sequence[Path] = ()) -> list[str]:
+                include_dirs: Sequence[Path] = (),
+                defines: Mapping[str, str] | None = None) -> list[str]:
     """The p4c command line that compiles ``p4_path`` into ``out_dir``."""
     cmd = [p4c, *P4C_FLAGS]
+    for name, value in (defines or {}).items():
+        cmd += ["-D", f"{name}={value}"]
     for d in include_dirs:
         cmd += ["-I", str(d)]
     cmd += ["--p4runtime-files", str(out_dir / (p4_path.stem + P4INFO_SUFFIX)),
@@ -142,7 +146,8 @@ def source_files(p4_path: Path, include_dirs: Sequence[Path] = ()) -> list[Path]
     return list(seen)
 
 
-def _cache_key(p4_path: Path, version: str, include_dirs: Sequence[Path]) -> str:
+def _cache_key(p4_path: Path, version: str, include_dirs: Sequence[Path],
+               defines: Mapping[str, str] | None = None) -> str:
     digest = hashlib.sha256()
 
     def feed(*parts: str | bytes) -> None:
@@ -152,6 +157,8 @@ def _cache_key(p4_path: Path, version: str, include_dirs: Sequence[Path]) -> str
             digest.update(data)
 
     feed(CACHE_FORMAT, version, *P4C_FLAGS, p4_path.name)
+    for name, value in sorted((defines or {}).items()):
+        feed("-D", name, value)
     root = p4_path.resolve().parent
     for path in source_files(p4_path, include_dirs):
         try:
@@ -164,6 +171,7 @@ def _cache_key(p4_path: Path, version: str, include_dirs: Sequence[Path]) -> str
 
 def compile_bmv2(p4_path: str | Path, cache_dir: str | Path | None = None, *,
                  p4c: str = P4C, include_dirs: Sequence[str | Path] = (),
+                 defines: Mapping[str, str] | None = None,
                  timeout: float = COMPILE_TIMEOUT) -> Bmv2Artifacts:
     """p4c's JSON and P4Info for ``p4_path``, compiled now or taken from the cache.
 
@@ -173,9 +181,12 @@ def compile_bmv2(p4_path: str | Path, cache_dir: str | Path | None = None, *,
     p4_path = Path(p4_path)
     if not p4_path.is_file():
         raise P4cError(f"cannot open P4 source file '{p4_path}'")
+    if not include_dirs and defines is None:
+        ambient = current_options()  # the command's -I/-D
+        include_dirs, defines = ambient.include_dirs, ambient.defines
     dirs = [Path(d) for d in include_dirs]
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    entry = cache / _cache_key(p4_path, p4c_version(p4c), dirs)
+    entry = cache / _cache_key(p4_path, p4c_version(p4c), dirs, defines)
     result = Bmv2Artifacts(entry / (p4_path.stem + ".json"),
                            entry / (p4_path.stem + P4INFO_SUFFIX))
     if result.json.is_file() and result.p4info.is_file():
@@ -183,7 +194,7 @@ def compile_bmv2(p4_path: str | Path, cache_dir: str | Path | None = None, *,
     cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache))
     try:
-        _run_p4c(p4_path, tmp, p4c, dirs, timeout)
+        _run_p4c(p4_path, tmp, p4c, dirs, timeout, defines)
         try:
             tmp.rename(entry)
         except OSError:  # another compile of the same program won the race
@@ -196,8 +207,8 @@ def compile_bmv2(p4_path: str | Path, cache_dir: str | Path | None = None, *,
 
 
 def _run_p4c(p4_path: Path, out_dir: Path, p4c: str, include_dirs: Sequence[Path],
-             timeout: float) -> None:
-    cmd = p4c_command(p4_path.resolve(), out_dir, p4c, include_dirs)
+             timeout: float, defines: Mapping[str, str] | None = None) -> None:
+    cmd = p4c_command(p4_path.resolve(), out_dir, p4c, include_dirs, defines)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               check=False)
