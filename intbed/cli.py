@@ -47,12 +47,12 @@ class IntbedGroup(click.Group):
         except Exception as exc:
             line = user_error_line(exc)
             if line is not None:
-                click.echo(line, err=True)
+                click.echo(one_line(line), err=True)
                 raise click.exceptions.Exit(1) from None
             if ctx.params.get("debug"):
                 raise
-            click.echo(f"internal error: {type(exc).__name__}: {exc}"
-                       " (rerun with --debug for the traceback)", err=True)
+            click.echo(one_line(f"internal error: {type(exc).__name__}: {exc}"
+                                " (rerun with --debug for the traceback)"), err=True)
             raise click.exceptions.Exit(EXIT_INTERNAL) from None
 
 
@@ -69,6 +69,13 @@ def _silence_stdout() -> None:
         pass
     finally:
         os.close(devnull)
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other control characters escaped (``\\n``,
+    ``\\x1e``): a message that quotes what a user typed stays one line."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
 def user_error_line(exc: BaseException) -> str | None:

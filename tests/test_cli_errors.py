@@ -12,6 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from common.errors import IntbedError, Loc
 from intbed.cli import EXIT_INTERNAL, cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,6 +31,7 @@ def raising_command():
         "missing": lambda: FileNotFoundError(2, "No such file or directory", "/x/y.csv"),
         "denied": lambda: PermissionError(13, "Permission denied", "/root/z"),
         "key": lambda: KeyError("switch"),
+        "quoted": lambda: IntbedError("no parameter 'a\nb\x1e'", Loc("f.yaml", 3)),
     }
 
     @cli.command("_raise")
@@ -60,6 +62,13 @@ def test_debug_lets_the_traceback_through(raising_command) -> None:
 def test_a_file_the_machine_refuses_is_a_user_error(raising_command) -> None:
     assert run("_raise", "missing") == (1, "", "/x/y.csv: error: No such file or directory\n")
     assert run("_raise", "denied") == (1, "", "/root/z: error: Permission denied\n")
+
+
+def test_an_error_quoting_control_characters_stays_one_line(raising_command) -> None:
+    assert run("_raise", "quoted") == (
+        1, "", "f.yaml:3: error: no parameter 'a\\nb\\x1e'\n")
+    code, _, err = run("run", "gpint-fig10", "--out", "/nonexistent/never", "--set", "0\n0=1")
+    assert code == 1 and err.count("\n") == 1 and "'0\\n0'" in err
 
 
 @pytest.mark.parametrize("args", [
