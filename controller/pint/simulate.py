@@ -5,6 +5,8 @@ packets each flow needed. Packet ids are those of real headers: one
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 
@@ -12,7 +14,7 @@ from .hashing import GlobalHashes, packet_ids
 from .pathtrace import PathCoding, trace_paths
 from .peeling import peel
 
-__all__ = ["flow_packet_ids", "packets_to_decode"]
+__all__ = ["TracedFlows", "flow_packet_ids", "packets_to_decode", "trace_flows"]
 
 
 def flow_packet_ids(rng: np.random.Generator, flows: int, packets: int) -> np.ndarray:
@@ -35,6 +37,38 @@ def _decode_all(masks, frags, digests, hops, fragments, max_pending):
     return out
 
 
+@dataclass(frozen=True)
+class TracedFlows:
+    """``flows`` flows' packets as the sink sees them: per flow and packet
+    the writers' mask, the fragment and the digest."""
+
+    coding: PathCoding
+    hops: int
+    masks: np.ndarray
+    frags: np.ndarray
+    digests: np.ndarray
+
+    def packets_to_decode(self, max_pending: int | None = None) -> np.ndarray:
+        """Packets each flow needed (-1 where its packets were not enough)."""
+        return _decode_all(self.masks, self.frags, self.digests, self.hops,
+                           self.coding.fragments, -1 if max_pending is None else max_pending)
+
+
+def trace_flows(coding: PathCoding, hops: int, flows: int, packets: int, seed: int
+                ) -> TracedFlows:
+    """``flows`` flows of ``packets`` packets, each on its own random
+    ``hops``-hop path, through the switches."""
+    rng = np.random.default_rng(seed)
+    hashes = GlobalHashes(seed, "path")
+    pids = flow_packet_ids(rng, flows, packets).ravel()
+    paths = rng.integers(0, 2**coding.value_bits, size=(flows, hops), dtype=np.uint64)
+    rows = np.repeat(np.arange(flows), packets)
+    digests, masks, frags = trace_paths(coding, hashes, pids, paths, rows)
+    shape = (flows, packets)
+    return TracedFlows(coding, hops, masks.reshape(shape), frags.reshape(shape),
+                       digests.reshape(shape))
+
+
 def packets_to_decode(
     coding: PathCoding,
     hops: int,
@@ -45,14 +79,4 @@ def packets_to_decode(
 ) -> np.ndarray:
     """Packets each of ``flows`` flows needed to decode a ``hops``-hop path
     (-1 where ``packets`` were not enough)."""
-    rng = np.random.default_rng(seed)
-    hashes = GlobalHashes(seed, "path")
-    pids = flow_packet_ids(rng, flows, packets).ravel()
-    paths = rng.integers(0, 2**coding.value_bits, size=(flows, hops), dtype=np.uint64)
-    rows = np.repeat(np.arange(flows), packets)
-    digests, masks, frags = trace_paths(coding, hashes, pids, paths, rows)
-    return _decode_all(
-        masks.reshape(flows, packets), frags.reshape(flows, packets),
-        digests.reshape(flows, packets), hops, coding.fragments,
-        -1 if max_pending is None else max_pending,
-    )
+    return trace_flows(coding, hops, flows, packets, seed).packets_to_decode(max_pending)

@@ -22,7 +22,7 @@ import numpy as np
 from common.seeds import derive_seed
 from controller.pint.analysis import online_expected, reservoir_expected, tuned_hybrid
 from controller.pint.pathtrace import MAX_HOPS, PathCoding
-from controller.pint.simulate import packets_to_decode
+from controller.pint.simulate import trace_flows
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 
 PAPER = "PINT: Probabilistic In-band Network Telemetry (Ben Basat et al.), section 4"
@@ -51,8 +51,9 @@ def measure(point: tuple[str, int, int, int, int, int]) -> dict[str, Any]:
         "expected_online": expected,
         "expected_baseline": reservoir_expected(hops, coding.fragments),
     }
+    traced = trace_flows(coding, hops, flows, packets, seed)
     for decoder, pending in (("stored", None), ("online", 0)):
-        needed = packets_to_decode(coding, hops, flows, packets, seed, pending)
+        needed = traced.packets_to_decode(pending)
         done = needed[needed > 0]
         row[f"undecoded_{decoder}"] = int(flows - done.shape[0])
         row[f"mean_{decoder}"] = float(done.mean()) if done.size else math.nan
