@@ -110,29 +110,35 @@ class MetricTable:
     same events; slots differ only in how new keys of one batch are
     numbered (first appearance against key order)."""
 
-    __slots__ = ("metric", "index", "ref", "latest", "seen_ns", "dirty", "compiled")
+    __slots__ = ("metric", "index", "state", "ref", "latest", "seen_ns", "dirty", "compiled",
+                 "_found")
 
     def __init__(self, metric: Metric, compiled: bool | None = None) -> None:
         self.metric = metric
         self.compiled = fastloop.COMPILED if compiled is None else compiled
         self.index: KeyIndex | fastloop.HashIndex = (
             fastloop.HashIndex() if self.compiled else KeyIndex())
-        self.ref = np.zeros(0, dtype=np.int64)
-        self.latest = np.zeros(0, dtype=np.int64)
-        self.seen_ns = np.zeros(0, dtype=np.int64)
-        self.dirty = np.zeros(0, dtype=bool)
+        self.state = np.zeros((0, 4), dtype=np.int64)
+        self._views()
+        self._found = np.empty((4, 0), dtype=np.int64)  # reused: a batch's events, then copied
+
+    def _views(self) -> None:
+        """``ref``, ``latest``, ``seen_ns`` and ``dirty`` (0/1) per slot: the
+        columns of ``state``, one row per key (``fastloop.REF``, ...)."""
+        self.ref = self.state[:, fastloop.REF]
+        self.latest = self.state[:, fastloop.LATEST]
+        self.seen_ns = self.state[:, fastloop.SEEN_NS]
+        self.dirty = self.state[:, fastloop.DIRTY]
 
     def __len__(self) -> int:
         return self.index.count
 
     def _reserve(self, size: int) -> None:
-        if size > len(self.ref):
-            capacity = max(size, 2 * len(self.ref), 64)
-            for name in ("ref", "latest", "seen_ns", "dirty"):
-                old = getattr(self, name)
-                new = np.zeros(capacity, dtype=old.dtype)
-                new[:len(old)] = old
-                setattr(self, name, new)
+        if size > len(self.state):
+            grown = np.zeros((max(size, 2 * len(self.state), 64), 4), dtype=np.int64)
+            grown[:len(self.state)] = self.state
+            self.state = grown
+            self._views()
 
     def observe(self, keys: np.ndarray, values: np.ndarray, times_ns: np.ndarray,
                 threshold: float, detect: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -167,19 +173,17 @@ class MetricTable:
         assert isinstance(index, fastloop.HashIndex)
         index.reserve(size)
         self._reserve(index.count + size)
-        ev_slots = np.empty(size, dtype=np.int64)
-        ev_values = np.empty(size, dtype=np.int64)
-        ev_reports = np.empty(size, dtype=np.int64)
-        ev_pos = np.empty(size, dtype=np.int64)
+        if self._found.shape[1] < size:
+            self._found = np.empty((4, max(size, 2 * self._found.shape[1])), dtype=np.int64)
+        ev_slots, ev_values, ev_reports, ev_pos = self._found
         if values.dtype == np.uint64:  # compiled, uint64 - int64 would be a float
             values = values.astype(np.int64)
-        table, table_slots, keys_by_slot = index.arrays
+        table, keys_by_slot = index.arrays
         index.count, found = fastloop.observe_rows(
-            keys, values, reports, report_ns, table, table_slots, keys_by_slot, index.count,
-            self.ref, self.latest, self.seen_ns, self.dirty, float(threshold),
-            self.metric.categorical, detect, ev_slots, ev_values, ev_reports, ev_pos)
-        return TableEvents(ev_slots[:found], ev_values[:found], ev_reports[:found],
-                           ev_pos[:found])
+            keys, values, reports, report_ns, table, keys_by_slot, index.count, self.state,
+            float(threshold), self.metric.categorical, detect, ev_slots, ev_values, ev_reports,
+            ev_pos)
+        return TableEvents(*self._found[:, :found].copy())
 
     def _observe_numpy(self, keys: np.ndarray, values: np.ndarray, times_ns: np.ndarray,
                        threshold: float, detect: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +202,7 @@ class MetricTable:
         where = last[touched]
         self.latest[touched] = values[where]
         self.seen_ns[touched] = times_ns[where]
-        self.dirty[touched] = True
+        self.dirty[touched] = 1
         if not detect:
             self.ref[touched] = values[where]
         return slots, events

@@ -35,12 +35,13 @@ def _jit(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @_jit
-def _find(table: np.ndarray, slots: np.ndarray, key: np.uint64) -> tuple[int, bool]:
-    """Position of ``key`` in the table, or of the empty entry it would take."""
-    mask = np.uint64(len(table) - 1)
+def _find(table: np.ndarray, key: np.uint64) -> tuple[int, bool]:
+    """Entry of ``key`` in the table (pairs key, slot), or of the empty
+    entry it would take."""
+    mask = np.uint64(len(table) // 2 - 1)
     at = (key * _GOLDEN) >> np.uint64(32) & mask
     while True:
-        here = table[at]
+        here = table[2 * at]
         if here == key:
             return int(at), True
         if here == EMPTY:
@@ -49,19 +50,19 @@ def _find(table: np.ndarray, slots: np.ndarray, key: np.uint64) -> tuple[int, bo
 
 
 @_jit
-def hash_lookup(table: np.ndarray, slots: np.ndarray, keys_by_slot: np.ndarray, count: int,
-                keys: np.ndarray, out: np.ndarray) -> int:
+def hash_lookup(table: np.ndarray, keys_by_slot: np.ndarray, count: int, keys: np.ndarray,
+                out: np.ndarray) -> int:
     """Slot of every key into ``out``; unknown keys get the next slots in
     order of first appearance. Returns the new count. The caller keeps the
     table at most half full and ``keys_by_slot`` large enough."""
     for i in range(len(keys)):
         key = keys[i]
-        at, hit = _find(table, slots, key)
+        at, hit = _find(table, key)
         if hit:
-            out[i] = slots[at]
+            out[i] = table[2 * at + 1]
         else:
-            table[at] = key
-            slots[at] = count
+            table[2 * at] = key
+            table[2 * at + 1] = count
             keys_by_slot[count] = key
             out[i] = count
             count += 1
@@ -69,21 +70,25 @@ def hash_lookup(table: np.ndarray, slots: np.ndarray, keys_by_slot: np.ndarray, 
 
 
 @_jit
-def rehash(keys_by_slot: np.ndarray, count: int, table: np.ndarray, slots: np.ndarray) -> None:
+def rehash(keys_by_slot: np.ndarray, count: int, table: np.ndarray) -> None:
     """Fill an empty table with the first ``count`` slots' keys."""
     for slot in range(count):
-        at, _ = _find(table, slots, keys_by_slot[slot])
-        table[at] = keys_by_slot[slot]
-        slots[at] = slot
+        at, _ = _find(table, keys_by_slot[slot])
+        table[2 * at] = keys_by_slot[slot]
+        table[2 * at + 1] = slot
+
+
+REF, LATEST, SEEN_NS, DIRTY = 0, 1, 2, 3
+"""Columns of a table's per-slot state (one row of int64 per key, so a
+value's updates touch one cache line)."""
 
 
 @_jit
 def observe_rows(keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
-                 report_ns: np.ndarray, table: np.ndarray, table_slots: np.ndarray,
-                 keys_by_slot: np.ndarray, count: int, ref: np.ndarray, latest: np.ndarray,
-                 seen_ns: np.ndarray, dirty: np.ndarray, threshold: float, categorical: bool,
-                 detect: bool, ev_slots: np.ndarray, ev_values: np.ndarray,
-                 ev_reports: np.ndarray, ev_pos: np.ndarray) -> tuple[int, int]:
+                 report_ns: np.ndarray, table: np.ndarray, keys_by_slot: np.ndarray, count: int,
+                 state: np.ndarray, threshold: float, categorical: bool, detect: bool,
+                 ev_slots: np.ndarray, ev_values: np.ndarray, ev_reports: np.ndarray,
+                 ev_pos: np.ndarray) -> tuple[int, int]:
     """Key lookup and the event rule of section III-D in one pass.
 
     ``keys`` and ``values`` are (rows, width): row r belongs to report
@@ -94,10 +99,10 @@ def observe_rows(keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
     more than ``threshold`` from the reference (the value of the key's last
     event). With ``detect`` off every value is an event (and the reference).
     Events go to ``ev_*`` (slot, value, report, position in row-major order
-    with columns reversed); latest value, time and the dirty flag are written
-    for every value. Returns the new key count and the number of events.
-    The caller keeps the table at most half full after ``rows * width`` new
-    keys and the per-slot arrays that large."""
+    with columns reversed); latest value, time and the dirty flag (``state``
+    columns) are written for every value. Returns the new key count and the
+    number of events. The caller keeps the table at most half full after
+    ``rows * width`` new keys and ``state``, ``keys_by_slot`` that large."""
     width = keys.shape[1]
     found = 0
     for r in range(keys.shape[0]):
@@ -106,32 +111,32 @@ def observe_rows(keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
         for c in range(width - 1, -1, -1):
             key = keys[r, c]
             value = np.int64(values[r, c])
-            at, hit = _find(table, table_slots, key)
+            at, hit = _find(table, key)
             if hit:
-                slot = table_slots[at]
+                slot = np.int64(table[2 * at + 1])
                 if not detect:
                     event = True
                 elif categorical:
-                    event = value != ref[slot]
+                    event = value != state[slot, REF]
                 else:
-                    event = abs(value - ref[slot]) > threshold
+                    event = abs(value - state[slot, REF]) > threshold
             else:
-                table[at] = key
-                table_slots[at] = count
+                table[2 * at] = key
+                table[2 * at + 1] = count
                 keys_by_slot[count] = key
                 slot = count
                 count += 1
                 event = True
             if event:
-                ref[slot] = value
+                state[slot, REF] = value
                 ev_slots[found] = slot
                 ev_values[found] = value
                 ev_reports[found] = report
                 ev_pos[found] = r * width + width - 1 - c
                 found += 1
-            latest[slot] = value
-            seen_ns[slot] = now
-            dirty[slot] = True
+            state[slot, LATEST] = value
+            state[slot, SEEN_NS] = now
+            state[slot, DIRTY] = 1
     return count, found
 
 
@@ -151,14 +156,13 @@ class HashIndex:
     appearance, one compiled call per column. The interface of
     ``metrics.KeyIndex`` (count, key, keys, lookup)."""
 
-    __slots__ = ("count", "_keys", "_table", "_slots")
+    __slots__ = ("count", "_keys", "_table")
 
     def __init__(self, capacity: int = 64) -> None:
         self.count = 0
         self._keys = np.zeros(capacity, dtype=np.uint64)
-        size = 1 << max(7, (2 * capacity - 1).bit_length())
-        self._table = np.full(size, EMPTY, dtype=np.uint64)
-        self._slots = np.zeros(size, dtype=np.int64)
+        entries = 1 << max(7, (2 * capacity - 1).bit_length())
+        self._table = np.full(2 * entries, EMPTY, dtype=np.uint64)  # key, slot per entry
 
     def key(self, slot: int) -> int:
         return int(self._keys[slot])
@@ -174,16 +178,15 @@ class HashIndex:
             grown = np.zeros(max(need, 2 * len(self._keys)), dtype=np.uint64)
             grown[:self.count] = self._keys[:self.count]
             self._keys = grown
-        if 2 * need > len(self._table):
-            size = 1 << (4 * need - 1).bit_length()
-            self._table = np.full(size, EMPTY, dtype=np.uint64)
-            self._slots = np.zeros(size, dtype=np.int64)
-            rehash(self._keys, self.count, self._table, self._slots)
+        if 2 * need > len(self._table) // 2:
+            entries = 1 << (4 * need - 1).bit_length()
+            self._table = np.full(2 * entries, EMPTY, dtype=np.uint64)
+            rehash(self._keys, self.count, self._table)
 
     @property
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Hash table, its slots and the key of each slot, for compiled loops."""
-        return self._table, self._slots, self._keys
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Hash table (key, slot pairs) and the key of each slot, for compiled loops."""
+        return self._table, self._keys
 
     def lookup(self, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Slot of every key (int64), adding the keys not known yet."""
@@ -193,7 +196,5 @@ class HashIndex:
         self.reserve(len(keys))
         if out is None:
             out = np.empty(len(keys), dtype=np.int64)
-        self.count = hash_lookup(self._table, self._slots, self._keys, self.count, keys, out)
+        self.count = hash_lookup(self._table, self._keys, self.count, keys, out)
         return out
-
-
