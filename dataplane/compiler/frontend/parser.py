@@ -1163,8 +1163,12 @@ class _Builder(Transformer):
         return ast.Slice(ch[0], ch[1], ch[2], loc=ch[0].loc)
 
     def plus_slice(self, ch: list) -> ast.Expr:
-        raise P4UnsupportedError("the bit-slice form 'e[base +: width]' is not supported",
-                                 ch[2].loc)  # fmt: skip
+        """``e[base +: width]`` is ``e[base + width - 1 : base]`` (P4-16
+        8.6); both bounds must then be compile-time known, as a slice's are."""
+        expr, base, width = ch[0], ch[1], ch[3]
+        hi = ast.Binary("-", ast.Binary("+", base, width, loc=base.loc),
+                        ast.IntLit(1, loc=base.loc), loc=base.loc)
+        return ast.Slice(expr, hi, base, loc=expr.loc)
 
     def paren(self, ch: list) -> ast.Expr:
         return ch[1]
