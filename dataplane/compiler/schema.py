@@ -111,6 +111,8 @@ class ActionProfileInfo:
     tables: list[str] = field(default_factory=list)
     annotations: list[str] = field(default_factory=list)
     id: int = 0
+    # The selector key expressions, as written; BMv2 keeps one per selector.
+    selector_input: list[str] | None = None
 
 
 @dataclass(slots=True)

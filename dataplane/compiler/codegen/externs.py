@@ -403,6 +403,8 @@ class ExternMixin:
                     continue
                 rt.key_widths.append(width)
                 key_codes.append(code)
+            if profile is not None:
+                self.check_selector_input(profile, selector_exprs, decl)
             if decl.entries is not None:
                 info.has_initial_entries = True
                 info.is_const_table = decl.entries_const
@@ -477,6 +479,20 @@ class ExternMixin:
         if sym.qname not in info.tables:
             info.tables.append(sym.qname)
         return inst
+
+    def check_selector_input(self: CodeGen, profile: InstanceSym, exprs: list[ast.Expr],
+                             decl: ast.TableDecl) -> None:
+        """Tables sharing an action selector must hash the same key
+        expressions: BMv2 keeps the selector's input with the selector."""
+        if strip(profile.type).name != "action_selector":  # type: ignore[union-attr]
+            return
+        info = next(p for p in self.schema.action_profiles if p.name == profile.qname)
+        texts = [_text(e) for e in exprs]
+        if info.selector_input is None:
+            info.selector_input = texts
+        elif info.selector_input != texts:
+            raise self.err(decl, f"action selector {profile.qname} is used by multiple tables "
+                                 "with different selector inputs")
 
     def indirect_action(self: CodeGen, profile: InstanceSym, selector: list[ast.Expr]) -> None:
         """``a``/``args`` of an indirect entry: its member, or the member its
