@@ -831,7 +831,6 @@ def test_syntax_error_in_a_file(tmp_path: Path) -> None:
 
 UNSUPPORTED = [
     ("const bit<8> x = this;", 1, 18, "'this'"),
-    ("const bit<8> x = y[3 +: 2];", 1, 22, "+:"),
     ("const bit<8> x = f(1, ...);", 1, 23, "'...'"),
     ("const bit<8> x = {a = 1, ...};", 1, 26, "'...'"),
     ("extern E { E(); abstract void f(); }\nE() e = { void f() {} };", 2, 9, "initializer"),
