@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from common.errors import InvalidValueError
+
 from .dynamic import DEFAULT_K, LatencySketches, sampled_hops
 from .engine import Aggregation, ExecutionPlan
 from .hashing import GlobalHashes
@@ -67,6 +69,16 @@ class Recorder:
         self.sketches: dict[str, LatencySketches] = {}
         self._hashes: dict[str, GlobalHashes] = {}
         self._refused: set[tuple[str, int]] = set()
+        for query in plan.queries.values():
+            needs = (self.path_codings if query.aggregation is Aggregation.STATIC_PER_FLOW
+                     else self.value_codecs)
+            if query.name not in needs:
+                kind = ("a path coding" if query.aggregation is Aggregation.STATIC_PER_FLOW
+                        else "a value codec")
+                raise InvalidValueError(
+                    f"query {query.name!r} ({query.aggregation.value}) needs {kind} at the "
+                    "recording module; give it one"
+                )
 
     def hashes(self, query: str) -> GlobalHashes:
         if query not in self._hashes:
@@ -141,6 +153,9 @@ class Recorder:
 
     def paths(self, query: str) -> dict[int, PathDecode | FlowProblem]:
         """Every flow's decoded path for a path-tracing query."""
+        spec = self.plan.queries.get(query)
+        if spec is None or spec.aggregation is not Aggregation.STATIC_PER_FLOW:
+            raise InvalidValueError(f"{query!r} is not a path-tracing query of this plan")
         coding = self.path_codings[query]
         space = self.plan.queries[query].space_budget
         out: dict[int, PathDecode | FlowProblem] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from common.errors import InvalidValueError
 from controller.pint.dynamic import encode_samples
 from controller.pint.engine import Aggregation, Query, plan_queries
 from controller.pint.pathtrace import PathCoding, trace_paths
@@ -122,3 +123,15 @@ def test_bad_input_is_counted_and_confined() -> None:
         if flow != bad_flow:
             assert result.complete
             assert result.path == tuple(int(s) for s in paths[flow, :hops[flow]])
+
+
+def test_missing_codings_and_wrong_queries_are_one_line_errors() -> None:
+    plan = plan_queries(QUERIES, 16)
+    with pytest.raises(InvalidValueError, match="'path' .static-per-flow. needs a path coding"):
+        Recorder(plan, SEED, {}, {"util": CODEC, "lat": CODEC})
+    with pytest.raises(InvalidValueError, match="'lat' .dynamic-per-flow. needs a value codec"):
+        Recorder(plan, SEED, {"path": PathCoding.reservoir(8)}, {"util": CODEC})
+    recorder = Recorder(plan, SEED, {"path": PathCoding.reservoir(8)},
+                        {"util": CODEC, "lat": CODEC})
+    with pytest.raises(InvalidValueError, match="'util' is not a path-tracing query"):
+        recorder.paths("util")
