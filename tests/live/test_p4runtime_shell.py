@@ -2,7 +2,7 @@
 
 p4runtime-shell pins protobuf < 3.21 (and p4runtime 1.4.1), which cannot
 live beside intbed's protobuf, so it gets a virtual environment of its own,
-made once and reused: ``.venv-p4rt-shell`` in the repository root. The test
+made once and reused (``orchestration.p4rt_shell``). The test
 starts intbed's P4Runtime gRPC server in this process with no program; a
 script in that environment pushes shell_counter.p4 with
 SetForwardingPipelineConfig (P4Info text + intbed device config), inserts a
@@ -12,29 +12,21 @@ sees a duplicate insert refused with P4Runtime's per-update error.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import queue
-import shutil
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from common.paths import PACKAGE_ROOT
 from dataplane.compiler.p4info import build_p4info, to_text
 from dataplane.compiler.pipeline import compile_file
 from dataplane.control.grpc_server import P4RuntimeServer, api_version, encode_device_config
+from orchestration import p4rt_shell
 
 PROGRAM = Path(__file__).resolve().parent / "shell_counter.p4"
-VENV = PACKAGE_ROOT / ".venv-p4rt-shell"
-# The release whose pins (protobuf<3.21, p4runtime==1.4.1) this test was written against.
-SHELL_REQUIREMENT = "p4runtime-shell==0.0.6"
-PIP_TIMEOUT_S = 900
 SCRIPT_TIMEOUT_S = 120
 
 SCRIPT = r'''
@@ -79,51 +71,16 @@ print("DONE", flush=True)
 '''
 
 
-def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=_clean_env())
-
-
-def _clean_env() -> dict[str, str]:
-    """No PYTHONPATH or user site: the shell's environment sees only its own packages."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    env["PYTHONNOUSERSITE"] = "1"
-    return env
-
-
 def _tail(text: str, lines: int = 8) -> str:
     return " | ".join(text.strip().splitlines()[-lines:])
 
 
 def shell_python() -> Path:
-    """The environment's interpreter, made on first use (under a file lock, so
-    parallel runs build it once); a half-made environment is made again."""
-    python = VENV / "bin" / "python"
-    ready = VENV / ".intbed-ready"
-    with open(PACKAGE_ROOT / ".venv-p4rt-shell.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if python.exists() and ready.exists() and ready.read_text() == SHELL_REQUIREMENT:
-            return python
-        shutil.rmtree(VENV, ignore_errors=True)
-        made = _run([sys.executable, "-m", "venv", str(VENV)], 300)
-        if made.returncode != 0:
-            pytest.skip(f"cannot create the p4runtime-shell venv ({sys.executable} -m venv "
-                        f"failed): {_tail(made.stderr)}")
-        try:
-            pip = _run([str(python), "-m", "pip", "install", "--disable-pip-version-check",
-                        "-q", SHELL_REQUIREMENT], PIP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            shutil.rmtree(VENV, ignore_errors=True)
-            pytest.skip(f"cannot create the p4runtime-shell venv: pip install "
-                        f"{SHELL_REQUIREMENT} took over {PIP_TIMEOUT_S} s (no PyPI access?)")
-        if pip.returncode != 0:
-            shutil.rmtree(VENV, ignore_errors=True)
-            pytest.skip(f"cannot create the p4runtime-shell venv: pip install "
-                        f"{SHELL_REQUIREMENT} failed (no PyPI access?): {_tail(pip.stderr)}")
-        check = _run([str(python), "-c", "import p4runtime_sh.shell"], 120)
-        assert check.returncode == 0, f"p4runtime-shell does not import: {_tail(check.stderr)}"
-        ready.write_text(SHELL_REQUIREMENT)
-    return python
+    """The shell's interpreter; a machine where its venv cannot be made skips."""
+    try:
+        return p4rt_shell.shell_python()
+    except p4rt_shell.ShellEnvError as exc:
+        pytest.skip(str(exc))
 
 
 class Script:
@@ -131,7 +88,7 @@ class Script:
 
     def __init__(self, cmd: list[str]) -> None:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=_clean_env())
+                                     stderr=subprocess.PIPE, text=True, env=p4rt_shell.clean_env())
         self.lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self.seen: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
