@@ -15,6 +15,7 @@ from intbed.commands.gpint import gpint
 from intbed.commands.p4 import p4
 from intbed.commands.p4app import p4app, p4app_bench, topo_import
 from intbed.commands.run import list_experiments, run
+from intbed.commands.shell import shell
 from intbed.commands.sim import sim
 from intbed.commands.topo import topo
 
@@ -126,6 +127,7 @@ cli.add_command(list_experiments)
 cli.add_command(gpint)
 cli.add_command(collector)
 cli.add_command(p4app)
+cli.add_command(shell)
 topo.add_command(topo_import)
 bench.add_command(p4app_bench)
 
