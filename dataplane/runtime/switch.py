@@ -22,6 +22,7 @@ from common.names import NameLookupError, lookup
 from dataplane.compiler.codegen.generator import CLONE, CLONE_FL, CUR, PAYLOAD, RECIRC, RESUB, TRUNC
 from dataplane.compiler.frontend.types import slots
 from dataplane.compiler.pipeline import CompiledProgram
+from dataplane.runtime import plugins
 from dataplane.runtime.action_profiles import ActionProfile, IndirectRef
 from dataplane.runtime.externs import CounterArray, Meter, MeterArray, RandomSource, RegisterArray
 from dataplane.runtime.support import ExitPipeline, ParserReject
@@ -104,6 +105,8 @@ class Switch:
                 self.externs.append(MeterArray(ext.size, ext.unit, self.now))
             elif ext.kind in ("action_profile", "action_selector"):
                 self.externs.append(self._action_profile(ext.qname))
+            elif ext.kind.startswith("user:"):
+                self.externs.append(plugins.instance(ext.kind[5:], ext.ctor_args))
             else:
                 self.externs.append(None)
         self.value_sets = [ValueSet(name, size) for name, _, size in program.value_sets]
@@ -138,6 +141,11 @@ class Switch:
         return ActionProfile(name, info.size, info.algorithm, frozenset(allowed))
 
     # ------------------------------------------------------ externs (X.*)
+
+    @staticmethod
+    def user_function(name: str) -> Callable[..., Any]:
+        """The plugin implementing an extern function the program declares."""
+        return plugins.function(name)
 
     def digest(self, digest_id: int, values: tuple[int, ...]) -> None:
         name = self.program.schema.digests[digest_id].name

@@ -4,6 +4,7 @@ packet_in/packet_out methods, with P4's copy-in/copy-out semantics."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dataplane.compiler import schema as sc
@@ -723,6 +724,11 @@ class ExternMixin:
             ext.unit = enum_name(args[0])
             self.schema.action_profiles.append(sc.ActionProfileInfo(
                 qname, ext.size, ext.unit, ext.width, annotations=annos))
+        elif _user_declared(t.decl):
+            ext.kind = f"user:{kind}"
+            if any(not a.is_const for a in args):
+                raise self.err(d, f"the arguments of extern '{kind}' must be constants")
+            ext.ctor_args = tuple(a.const for a in args)
         else:
             raise self.unsupported(d, f"extern object '{kind}'")
         sym = InstanceSym(t, qname, d, len(self.externs), scope)
@@ -790,6 +796,15 @@ class ExternMixin:
             lv = self.lval(args[0])
             self.store(lv, Val(lv.type, code="s[7]"))
             return Val(VoidT())
+        if self.externs[sym.index].kind.startswith("user:"):
+            decl = strip(sym.type).decl  # type: ignore[union-attr]
+            method = next((m for m in decl.methods if m.name == name
+                           and len(m.params) == len(e.args)), None)
+            if method is None:
+                raise self.err(e, f"extern '{kind}' has no method '{name}' taking "
+                                  f"{len(e.args)} arguments")
+            return self.call_user_extern(f"{ref}.{name}", method.params, method.return_type,
+                                         e, want)
         raise self.unsupported(e, f"method {kind}.{name}")
 
     def field_list(self: CodeGen, e: ast.Expr) -> str:
@@ -1029,7 +1044,55 @@ class ExternMixin:
                 msg = self.ev(args[1]).const if len(args) > 1 else "static assertion failed"
                 raise self.err(e, str(msg))
             return const(BoolT(), True)
+        decl = sym.overloads[0]
+        if _user_declared(decl):
+            k = self.user_functions.setdefault(name, len(self.user_functions))
+            return self.call_user_extern(f"UF{k}", decl.params, decl.return_type, e, want)
         raise self.unsupported(e, f"extern function '{name}'")
+
+    def call_user_extern(self: CodeGen, fn: str, params: list[ast.Param],
+                         return_type: ast.TypeRef | None, e: ast.Call,
+                         want: Type | None) -> Val:
+        """A call to an extern the program declares itself, bound at run time
+        to a plugin (``dataplane/runtime/plugins.py``): the in and inout
+        values go in, the return value and the out/inout values come back."""
+        args = self.named_args([_Sig(params)], e) if any(a.name for a in e.args) else [
+            a.value for a in e.args]
+        if len(args) != len(params):
+            raise self.err(e, f"expected {len(params)} arguments, got {len(args)}")
+        inputs: list[str] = []
+        outputs: list[tuple[LValue, Type]] = []
+        for p, a in zip(params, args):
+            t = self.resolve_type(p.type, self.scope)
+            if p.direction in ("out", "inout"):
+                lv = self.lval(a)
+                outputs.append((lv, t))
+                if p.direction == "inout":
+                    inputs.append(self.read_lvalue(lv).code)
+            else:
+                v = self.coerce(self.ev(a, t), t, a)
+                inputs.append(v.code if v.parts is None else py_tuple(self.flat(v)))
+        rt = self.resolve_type(return_type, self.scope) if return_type is not None else VoidT()
+        results: list[tuple[LValue | None, Type]] = []
+        if not isinstance(strip(rt), VoidT):
+            results.append((None, rt))
+        results += outputs
+        call = f"{fn}({', '.join(inputs)})"
+        if not results:
+            self.w(call)
+            return Val(VoidT())
+        tmp = self.fresh("x")
+        self.w(f"{tmp} = {call}")
+        codes = [tmp] if len(results) == 1 else [f"{tmp}[{i}]" for i in range(len(results))]
+        ret = Val(VoidT())
+        for (lv, t), code in zip(results, codes):
+            st = strip(t)
+            value = f"(({code}) & {st.mask})" if isinstance(st, BitT) else code
+            if lv is None:
+                ret = Val(t, code=value)
+            else:
+                self.store(lv, Val(t, code=value))
+        return ret
 
     # ------------------------------------------------------------- packets
 
@@ -1259,6 +1322,26 @@ def _value_set_fields(t: Type, prefix: str = "") -> list[tuple[str, int, str]]:
                 kind = (a.body or "exact").strip()
         out.append((name, field_bits(ft), kind))
     return out
+
+
+class _Sig:
+    """A parameter list in the shape ``named_args`` takes overloads in."""
+
+    def __init__(self, params: list[ast.Param]) -> None:
+        self.params = params
+
+
+def _user_declared(decl: Any) -> bool:
+    """An extern the program declares itself, not one of v1model's or core's."""
+    from dataplane.compiler.frontend.preprocess import builtin_include_dir
+
+    file = getattr(getattr(decl, "loc", None), "file", None)
+    if not file:
+        return False
+    try:
+        return Path(file).resolve().parent != builtin_include_dir()
+    except OSError:
+        return True
 
 
 def _digest_bits(t: Type) -> int:

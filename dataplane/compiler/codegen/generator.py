@@ -102,6 +102,7 @@ class ExternRuntime:
     unit: str = ""
     signed: bool = False
     table: str | None = None
+    ctor_args: tuple[Any, ...] = ()  # a user-declared extern's constructor arguments
 
 
 @dataclass
@@ -156,6 +157,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self.value_sets: list[Any] = []
         # Direct meters some action reads (BMv2 needs the field a color goes to).
         self.meters_read: set[str] = set()
+        # Extern functions the program declares itself, bound to plugins.
+        self.user_functions: dict[str, int] = {}
         self._type_cache: dict[int, Type] = {}
 
     # ---------------------------------------------------------------- utils
@@ -651,6 +654,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             lines.append(f"    E{i} = X.externs[{i}]")
         for i in range(len(self.value_sets)):
             lines.append(f"    V{i} = X.value_sets[{i}]")
+        for fname, k in self.user_functions.items():
+            lines.append(f"    UF{k} = X.user_function({fname!r})")
         lines.append("    RAND = X.random")
         lines.append("    DIGEST = X.digest")
         lines.append("    LOG = X.log")
