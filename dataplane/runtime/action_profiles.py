@@ -18,7 +18,7 @@ from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from common.errors import RuntimeConfigError
+from common.errors import P4UnsupportedError, RuntimeConfigError
 from dataplane.runtime.externs import HASH_ALGORITHMS, pack_bits
 
 HASH_MASK = 0xFFFFFFFF  # BMv2's ActionProfile::hash_t is an unsigned int
@@ -101,6 +101,9 @@ class ActionProfile:
         self.action_ids = action_ids
         self.members: list[Member | None] = []
         self.groups: list[Group | None] = []
+        if algorithm == "random":
+            raise P4UnsupportedError(f"action selector {name}: HashAlgorithm.random is not "
+                                     "supported (BMv2 simple_switch has no such hash)")
         self._hash = HASH_ALGORITHMS[algorithm] if algorithm is not None else None
 
     @property

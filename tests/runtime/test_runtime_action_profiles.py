@@ -10,7 +10,7 @@ import pytest
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
-from common.errors import StfError
+from common.errors import P4UnsupportedError, StfError
 from dataplane.compiler.pipeline import compile_file
 from dataplane.runtime.action_profiles import ActionProfile, ActionProfileError, IndirectRef
 from dataplane.runtime.switch import Switch
@@ -136,3 +136,9 @@ def test_stf_command_errors_name_the_line(text: str, message: str) -> None:
         run_commands(sw, "\n" + text)
     assert message in info.value.message
     assert info.value.loc is not None and info.value.loc.line == 2
+
+
+def test_random_selector_hash_is_refused_as_bmv2_refuses_it() -> None:
+    with pytest.raises(P4UnsupportedError) as info:
+        ActionProfile("sel", 8, "random")
+    assert "HashAlgorithm.random" in info.value.message
