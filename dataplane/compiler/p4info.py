@@ -671,6 +671,7 @@ def _facts(p4info: P4Info, ids: bool) -> dict[tuple[str, ...], object]:
     facts: dict[tuple[str, ...], object] = {("pkg_info", "arch"): p4info.pkg_info.arch}
     action_names = {a.preamble.id: a.preamble.name for a in p4info.actions}
     table_names = {t.preamble.id: t.preamble.name for t in p4info.tables}
+    profile_names = {ap.preamble.id: ap.preamble.name for ap in p4info.action_profiles}
 
     def obj(kind: str, msg) -> tuple[str, ...]:
         key = (kind, msg.preamble.name)
@@ -691,6 +692,9 @@ def _facts(p4info: P4Info, ids: bool) -> dict[tuple[str, ...], object]:
         args = tuple(a.value.hex() for a in t.initial_default_action.arguments)
         facts[(*key, "default action")] = (default, args, bool(t.const_default_action_id))
         facts[(*key, "size")] = t.size
+        if t.implementation_id:
+            facts[(*key, "implementation")] = profile_names.get(
+                t.implementation_id, f"#{t.implementation_id}")
     for a in p4info.actions:
         key = obj("action", a)
         for p in a.params:
@@ -739,6 +743,10 @@ def _facts(p4info: P4Info, ids: bool) -> dict[tuple[str, ...], object]:
     for ap in p4info.action_profiles:
         key = obj("action profile", ap)
         facts[(*key, "size")] = (ap.size, ap.with_selector)
+        facts[(*key, "tables")] = tuple(sorted(table_names.get(t, f"#{t}") for t in ap.table_ids))
+        facts[(*key, "group size")] = (ap.max_group_size,
+                                       ap.WhichOneof("selector_size_semantics") or "",
+                                       ap.sum_of_members.max_member_weight)
     return facts
 
 
