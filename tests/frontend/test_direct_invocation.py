@@ -77,3 +77,11 @@ def test_programs_with_empty_values_compile() -> None:
     # the generated code invalid Python.
     for name in ("action-synth", "def-use", "inline-bmv2", "issue2355"):
         assert compile_file(CORPUS / f"{name}.p4").name == name
+
+
+def test_a_one_key_entry_written_as_a_list() -> None:
+    # action-two-params: `{(a ++ b ++ c ++ d)} : act(42, (e ++ f ++ g ++ h))`.
+    program = compile_file(CORPUS / "action-two-params.p4")
+    (matches, _action, args, _prio), = program.tables[0].const_entries
+    assert [m.value for m in matches] == [0x20020420]
+    assert args == (42, 0x20024200)

@@ -576,8 +576,9 @@ class ExternMixin:
         self.check_entry_priorities(decl)
         for i, entry in enumerate(decl.entries or []):
             elems = entry.keyset.elems
-            if len(elems) == 1 and isinstance(elems[0], ast.ListExpr) and len(kinds) > 1:
-                elems = elems[0].elems
+            if len(elems) == 1 and isinstance(elems[0], ast.ListExpr) and (
+                    len(kinds) > 1 or len(elems[0].elems) == 1):
+                elems = elems[0].elems  # {k1, k2} for several keys, {k} for one
             if len(elems) != len(kinds):
                 raise self.err(entry, f"entry has {len(elems)} keys, table has {len(kinds)}")
             matches: list[Any] = []
