@@ -198,3 +198,15 @@ class HashIndex:
             out = np.empty(len(keys), dtype=np.int64)
         self.count = hash_lookup(self._table, self._keys, self.count, keys, out)
         return out
+
+
+@_jit
+def pack_keys(high: np.ndarray, shift: int, low: np.ndarray, out: np.ndarray) -> None:
+    """``out[r, c] = high[r, c] << shift | low[r, c]`` as uint64 in one pass
+    (numpy makes two temporaries); ``high`` may be (rows, 1), for a value
+    per row."""
+    per_row = high.shape[1] == 1
+    for r in range(out.shape[0]):
+        for c in range(out.shape[1]):
+            h = high[r, 0] if per_row else high[r, c]
+            out[r, c] = (np.uint64(h) << np.uint64(shift)) | np.uint64(low[r, c])

@@ -143,13 +143,13 @@ class PathIndex:
         """Path id of every row of a (reports, hops) switch id array. Rows
         are told apart by a 64-bit hash, checked against the rows it stands
         for; on a collision the rows are compared whole."""
-        rows = np.ascontiguousarray(rows, dtype=np.uint32)
         if not len(rows):
             return np.zeros(0, dtype=np.int64)
-        if self.compiled:
-            found = self._lookup_hashed(rows)
+        if self.compiled:  # strided rows (a reversed view) are read where they are
+            found = self._lookup_hashed(np.asarray(rows, dtype=np.uint32))
             if found is not None:
                 return found
+        rows = np.ascontiguousarray(rows, dtype=np.uint32)
         hashed = np.zeros(len(rows), dtype=_U64)
         for column in rows.T:
             hashed = hashed * _U64(0x9E3779B97F4A7C15) + column
@@ -295,26 +295,34 @@ def _group_values(group: ReportGroup, space: KeySpace, out: Parts) -> None:
     if any(column is None for column in flow):
         return
     hops = group.hops  # newest hop first, as on the wire
-    flow_slot = space.flow_slots(*flow).astype(_U64)  # type: ignore[arg-type]
-    one = group.index.astype(np.int64)
-    sw = hops["node_id"].astype(_U64) if "node_id" in hops else None
+    flow_slot = space.flow_slots(*flow).astype(_U64)[:, None]  # type: ignore[arg-type]
+    one = np.asarray(group.index, dtype=np.int64)
+    sw = hops.get("node_id")
     if sw is not None:
-        path = space.paths.lookup(hops["node_id"][:, ::-1])
-        out[FLOW_PATH].append(Observations(flow_slot[:, None], path[:, None], one))
+        path = space.paths.lookup(sw[:, ::-1])
+        out[FLOW_PATH].append(Observations(flow_slot, path[:, None], one))
     latency = hops.get("hop_latency")
     if latency is not None:
         out[FLOW_LATENCY].append(Observations(
-            flow_slot[:, None], latency.sum(axis=1, dtype=np.int64)[:, None], one))
+            flow_slot, latency.sum(axis=1, dtype=np.int64)[:, None], one))
         if sw is not None:
-            key = flow_slot[:, None] << _U64(32) | sw
-            out[FLOW_HOP_LATENCY].append(Observations(key, latency, one))
+            out[FLOW_HOP_LATENCY].append(Observations(_pack(flow_slot, 32, sw), latency, one))
     if sw is None:
         return
     for metric, shift in ((QUEUE_OCCUPANCY, 8), (QUEUE_CONGESTION, 8), (LINK_UTILIZATION, 16)):
         _, id_field, value_field = metric.fields
         if id_field in hops and value_field in hops:
-            key = sw << _U64(shift) | hops[id_field].astype(_U64)
-            out[metric].append(Observations(key, hops[value_field], one))
+            out[metric].append(Observations(_pack(sw, shift, hops[id_field]), hops[value_field],
+                                            one))
+
+
+def _pack(high: np.ndarray, shift: int, low: np.ndarray) -> np.ndarray:
+    """Packed keys ``high << shift | low`` (high per value, or per row)."""
+    if fastloop.COMPILED:
+        out = np.empty(low.shape, dtype=_U64)
+        fastloop.pack_keys(high, shift, low, out)
+        return out
+    return high.astype(_U64) << _U64(shift) | low.astype(_U64)
 
 
 def extract(result: BatchResult, space: KeySpace) -> dict[Metric, Observations]:
