@@ -37,9 +37,9 @@ CASES = {
     "unknown_name": (program("apply { hdr.h.a = nosuch; }"), P4SemanticError, "nosuch"),
     "width": (program("apply { hdr.h.a = hdr.h.b; }"), P4SemanticError, "bit<16>"),
     "unsupported": (
-        program("action_selector(HashAlgorithm.crc16, 32w64, 32w14) sel; apply { }"),
+        program("Checksum16() ck; apply { }"),
         P4UnsupportedError,
-        "action_selector",
+        "Checksum16",
     ),
 }
 

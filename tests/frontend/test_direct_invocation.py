@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from common.errors import P4UnsupportedError
 from dataplane.compiler.pipeline import compile_file
 from dataplane.runtime.switch import Switch
 
@@ -85,3 +88,44 @@ def test_a_one_key_entry_written_as_a_list() -> None:
     (matches, _action, args, _prio), = program.tables[0].const_entries
     assert [m.value for m in matches] == [0x20020420]
     assert args == (42, 0x20024200)
+
+
+EXTERN_PARAM = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control Bump(inout h_t h, register<bit<8>> r) {
+    apply { bit<8> v; r.read(v, (bit<32>)h.a); v = v + 1; r.write((bit<32>)h.a, v); h.b = v; }
+}
+control V(inout H hdr, inout M m) { apply { } }
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    register<bit<8>>(4) counts;
+    register<bit<8>>(4) other;
+    Bump() bump;
+    apply { bump.apply(hdr.h, counts); SECOND sm.egress_spec = 1; }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control C(inout H hdr, inout M m) { apply { } }
+control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_an_extern_passed_to_a_control_is_the_instance_given(tmp_path: Path) -> None:
+    src = tmp_path / "p.p4"
+    src.write_text(EXTERN_PARAM.replace("SECOND", ""))
+    sw = Switch(compile_file(src))
+    assert sw.process(0, bytes([2, 0])) == [(1, bytes([2, 1]))]
+    assert sw.process(0, bytes([2, 0])) == [(1, bytes([2, 2]))]
+    assert sw.process(0, bytes([3, 0])) == [(1, bytes([3, 1]))]
+
+
+def test_other_instances_on_a_second_apply_are_refused(tmp_path: Path) -> None:
+    src = tmp_path / "p.p4"
+    src.write_text(EXTERN_PARAM.replace("SECOND", "bump.apply(hdr.h, other);"))
+    with pytest.raises(P4UnsupportedError, match="other extern instances"):
+        compile_file(src)

@@ -10,7 +10,7 @@ import pytest
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
-from common.errors import P4UnsupportedError, StfError
+from common.errors import P4SemanticError, P4UnsupportedError, StfError
 from dataplane.compiler.pipeline import compile_file
 from dataplane.runtime.action_profiles import ActionProfile, ActionProfileError, IndirectRef
 from dataplane.runtime.switch import Switch
@@ -142,3 +142,49 @@ def test_random_selector_hash_is_refused_as_bmv2_refuses_it() -> None:
     with pytest.raises(P4UnsupportedError) as info:
         ActionProfile("sel", 8, "random")
     assert "HashAlgorithm.random" in info.value.message
+
+
+PROGRAM_TEMPLATE = """
+#include <core.p4>
+#include <v1model.p4>
+struct H { } struct M { bit<16> a; bit<16> b; }
+parser P(packet_in p, out H h, inout M m, inout standard_metadata_t s) {
+    state start { transition accept; } }
+control V(inout H h, inout M m) { apply { } }
+control I(inout H h, inout M m, inout standard_metadata_t s) {
+    action fwd(bit<9> port) { s.egress_spec = port; }
+    action_selector(HashAlgorithm.crc16, 32w16, 32w16) sel;
+    TABLES
+}
+control E(inout H h, inout M m, inout standard_metadata_t s) { apply { } }
+control C(inout H h, inout M m) { apply { } }
+control D(packet_out p, in H h) { apply { } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+SHARED_MISMATCH = """
+    table t1 { key = { m.a : selector; m.b : selector; } actions = { fwd; }
+               implementation = sel; }
+    table t2 { key = { m.b : selector; m.a : selector; } actions = { fwd; }
+               implementation = sel; }
+    apply { t1.apply(); t2.apply(); }
+"""
+
+CONST_ENTRIES = """
+    table t1 { key = { m.a : exact; } actions = { fwd; } implementation = sel;
+               const entries = { 1 : fwd(2); } }
+    apply { t1.apply(); }
+"""
+
+
+@pytest.mark.parametrize(("tables", "error", "message"), [
+    (SHARED_MISMATCH, P4SemanticError, "used by multiple tables with different selector inputs"),
+    (CONST_ENTRIES, P4UnsupportedError, "entries in a table with an implementation"),
+])
+def test_compile_time_refusals(tmp_path: Path, tables: str, error: type, message: str) -> None:
+    path = tmp_path / "prog.p4"
+    path.write_text(PROGRAM_TEMPLATE.replace("TABLES", tables))
+    with pytest.raises(error) as info:
+        compile_file(path)
+    assert message in info.value.message
+    assert info.value.loc is not None and info.value.loc.line > 0

@@ -247,17 +247,26 @@ class ExternMixin:
     def apply_block(self: CodeGen, sym: BlockInstSym, e: ast.Call) -> Val:
         key = id(sym)
         decl = sym.decl
+        bound = self.bind_args(decl.params, e.args, e)
+        # An extern object passed to a block (``register<..> r`` as an apply
+        # parameter) is bound to the instance given, like p4c's inlining;
+        # the block is generated once, so every call must pass the same one.
+        instances = {p.name: self.passed_instance(a) for p, a in zip(decl.params, bound)}
         if key not in self._generated:
             scope = Scope(self.root)
             psyms = self.frame(decl.params, scope)
             bindings = dict(scope.names)
             for p, ps in zip(decl.params, psyms):
                 if isinstance(strip(ps.type), ExternT):
-                    bindings[p.name] = VarSym(ps.type, -1)
+                    inst = instances[p.name]
+                    bindings[p.name] = inst if inst is not None else VarSym(ps.type, -1)
             fn = self.gen_block(decl, sym.qname, bindings, sym.ctor_args, sym.scope)
             self._generated[key] = (fn, psyms)  # type: ignore[assignment]
+            self._block_instances[key] = instances
+        elif self._block_instances.get(key) != instances:
+            raise self.unsupported(e, f"applying '{sym.qname}' with other extern instances "
+                                      "than its first apply passed")
         fn, psyms = self._generated[key]  # type: ignore[misc]
-        bound = self.bind_args(decl.params, e.args, e)
         params = []
         kept_syms = []
         kept_args = []
@@ -271,6 +280,12 @@ class ExternMixin:
             fn_call = fn
             return self.invoke(params, kept_syms, kept_args, f"(lambda s: {fn_call}(s, b))", e)
         return self.invoke(params, kept_syms, kept_args, fn, e)
+
+    def passed_instance(self: CodeGen, a: ast.Expr | None) -> InstanceSym | None:
+        if not isinstance(a, ast.Name):
+            return None
+        sym = (self.root if a.absolute else self.scope).lookup(a.name)
+        return sym if isinstance(sym, InstanceSym) else None
 
     # --------------------------------------------------------------- tables
 
@@ -406,6 +421,9 @@ class ExternMixin:
                 key_codes.append(code)
             if profile is not None:
                 self.check_selector_input(profile, selector_exprs, decl)
+            if decl.entries is not None and profile is not None:
+                raise self.unsupported(decl, "entries in a table with an implementation "
+                                             "(BMv2 takes entries in simple tables only)")
             if decl.entries is not None:
                 info.has_initial_entries = True
                 info.is_const_table = decl.entries_const

@@ -159,6 +159,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self.meters_read: set[str] = set()
         # Extern functions the program declares itself, bound to plugins.
         self.user_functions: dict[str, int] = {}
+        # The extern instances each generated block was applied with.
+        self._block_instances: dict[int, dict[str, Any]] = {}
         self._type_cache: dict[int, Type] = {}
 
     # ---------------------------------------------------------------- utils
