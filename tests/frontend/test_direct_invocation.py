@@ -129,3 +129,13 @@ def test_other_instances_on_a_second_apply_are_refused(tmp_path: Path) -> None:
     src.write_text(EXTERN_PARAM.replace("SECOND", "bump.apply(hdr.h, other);"))
     with pytest.raises(P4UnsupportedError, match="other extern instances"):
         compile_file(src)
+
+
+def test_int_parameters_take_the_constant_of_each_call(tmp_path: Path) -> None:
+    # issue3394: a directionless `int` apply parameter, given a constant.
+    src = tmp_path / "p.p4"
+    src.write_text(EXTERN_PARAM.replace(
+        "control V(", "control AddK(int k, inout bit<8> x) { apply { x = x + k; } }\n"
+        "control V(").replace("SECOND", "AddK.apply(5, hdr.h.a); AddK.apply(7, hdr.h.a);"))
+    sw = Switch(compile_file(src))
+    assert sw.process(0, bytes([2, 0])) == [(1, bytes([14, 1]))]

@@ -22,6 +22,7 @@ from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.scope import (
     ActionSym,
     BlockInstSym,
+    ConstSym,
     ExternFuncSym,
     FuncSym,
     InstanceSym,
@@ -251,27 +252,40 @@ class ExternMixin:
         # An extern object passed to a block (``register<..> r`` as an apply
         # parameter) is bound to the instance given, like p4c's inlining;
         # the block is generated once, so every call must pass the same one.
-        instances = {p.name: self.passed_instance(a) for p, a in zip(decl.params, bound)}
+        # An arbitrary-precision parameter (``int a``) takes the constant
+        # given the same way.
+        instances: dict[str, Any] = {}
+        for p, a in zip(decl.params, bound):
+            instances[p.name] = self.passed_instance(a)
+            if not p.direction and a is not None and isinstance(
+                    strip(self.resolve_type(p.type, self.root)), IntT):
+                v = self.ev(a)
+                if not v.is_const:
+                    raise self.err(a, f"'{p.name}' is an arbitrary-precision parameter: its "
+                                      "argument must be a compile-time constant")
+                instances[p.name] = ("int", v.const)
         if key not in self._generated:
             scope = Scope(self.root)
             psyms = self.frame(decl.params, scope)
             bindings = dict(scope.names)
             for p, ps in zip(decl.params, psyms):
-                if isinstance(strip(ps.type), ExternT):
-                    inst = instances[p.name]
+                inst = instances[p.name]
+                if isinstance(inst, tuple):
+                    bindings[p.name] = ConstSym(IntT(), inst[1])
+                elif isinstance(strip(ps.type), ExternT):
                     bindings[p.name] = inst if inst is not None else VarSym(ps.type, -1)
             fn = self.gen_block(decl, sym.qname, bindings, sym.ctor_args, sym.scope)
             self._generated[key] = (fn, psyms)  # type: ignore[assignment]
             self._block_instances[key] = instances
         elif self._block_instances.get(key) != instances:
             raise self.unsupported(e, f"applying '{sym.qname}' with other extern instances "
-                                      "than its first apply passed")
+                                      "or int constants than its first apply passed")
         fn, psyms = self._generated[key]  # type: ignore[misc]
         params = []
         kept_syms = []
         kept_args = []
         for p, ps, a in zip(decl.params, psyms, bound):
-            if isinstance(strip(ps.type), ExternT):
+            if isinstance(strip(ps.type), ExternT) or isinstance(instances[p.name], tuple):
                 continue
             params.append(p)
             kept_syms.append(ps)
