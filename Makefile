@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # and for the live targets redis-server, mininet (mnexec), iproute2, tcpdump.
 APT_PACKAGES := python3-venv python3-dev cpp redis-server influxdb mininet iproute2 tcpdump
 
-.PHONY: install test lint layers bench run-experiment test-bmv2 fuzz
+.PHONY: install test lint layers bench run-experiment test-bmv2 fuzz lab
 
 install:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
@@ -55,3 +55,13 @@ EXP ?= intlabel-fig9
 ARGS ?=
 run-experiment:
 	$(BIN)/intbed run $(EXP) $(ARGS)
+
+# The lab image (lab/Dockerfile): BMv2 with PI, p4c and Mininet built from their
+# sources at pinned tags, intbed installed, then its smoke test run (it needs
+# --privileged for namespaces and veths). The context is the committed tree.
+LAB_IMAGE ?= intbed-lab
+lab:
+	@command -v docker >/dev/null 2>&1 \
+	  || { echo "error: make lab needs Docker (or use lab/Vagrantfile); see lab/README.md" >&2; exit 1; }
+	git archive --format=tar HEAD | docker build -f lab/Dockerfile -t $(LAB_IMAGE) -
+	docker run --rm --privileged $(LAB_IMAGE)
