@@ -9,7 +9,9 @@ digests, and the online one, which keeps none and whose expectation
 ``controller.pint.analysis`` computes exactly (the analytic curve; for the
 Baseline it is the coupon collector ``kF H_kF``). Switches do not know a
 flow's path length, so XOR's ``p`` and the hybrid's ``(tau, p)`` are set
-once for a design length (the longest swept unless given).
+once for a design length (the longest swept unless given). The 16-bit
+rows are PINT's side of INT-label's Fig. 22 (packets, and extra bits =
+packets x 16, to trace one flow's path vs its length).
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ def measure(point: tuple[str, int, int, int, int, int]) -> dict[str, Any]:
         row[f"stderr_{decoder}"] = (float(done.std(ddof=1) / math.sqrt(done.shape[0]))
                                     if done.size > 1 else math.nan)
         row[f"p99_{decoder}"] = float(np.percentile(done, 99)) if done.size else math.nan
+        # INT-label's Fig. 22(b) counts the digest bits a flow spent until decoded
+        row[f"extra_bits_{decoder}"] = row[f"mean_{decoder}"] * bits
     return row
 
 

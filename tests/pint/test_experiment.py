@@ -42,6 +42,8 @@ def test_quick_run(tmp_path: Path) -> None:
                 float(row["expected_baseline"]), rel=1e-6)
         assert int(row["undecoded_stored"]) == 0 and int(row["undecoded_online"]) == 0
         assert float(row["mean_stored"]) > 0
+        assert float(row["extra_bits_stored"]) == pytest.approx(
+            float(row["mean_stored"]) * int(row["bits"]))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["experiment"] == "pint-path-tracing"
     assert (out / "figure.png").stat().st_size > 0
