@@ -139,3 +139,15 @@ def test_int_parameters_take_the_constant_of_each_call(tmp_path: Path) -> None:
         "control V(").replace("SECOND", "AddK.apply(5, hdr.h.a); AddK.apply(7, hdr.h.a);"))
     sw = Switch(compile_file(src))
     assert sw.process(0, bytes([2, 0])) == [(1, bytes([14, 1]))]
+
+
+def test_indexing_a_stack_a_function_returns(tmp_path: Path) -> None:
+    # issue3001-1: h()[0].isValid() on a stack that is only a value.
+    src = tmp_path / "p.p4"
+    src.write_text(EXTERN_PARAM.replace(
+        "control V(", "h_t[2] pair(in bit<8> v) { h_t[2] s; s[1].setValid(); s[1].a = v; "
+        "return s; }\ncontrol V(").replace(
+        "SECOND", "if (pair(9)[1].isValid() && !pair(9)[0].isValid()) "
+        "{ hdr.h.a = pair(hdr.h.a)[1].a + 100; }"))
+    sw = Switch(compile_file(src))
+    assert sw.process(0, bytes([2, 0])) == [(1, bytes([102, 1]))]

@@ -239,7 +239,11 @@ class ExprMixin:
         if not isinstance(t, StackT):
             raise self.err(e, f"cannot index a value of type {base.type}")
         if base.base is None:
-            raise self.unsupported(e, "indexing a stack value that is not stored")
+            # A stack that is a value only (a function's result): give it
+            # slots of its own, then index those.
+            home = self.alloc(base.type)
+            self.w(f"s[{home}:{home + slots(t)}] = {py_tuple(self.flat(base))}")
+            base = location(base.type, home)
         es = slots(t.elem)
         iv = self.ev(e.index)
         if iv.is_const:
