@@ -210,3 +210,24 @@ def pack_keys(high: np.ndarray, shift: int, low: np.ndarray, out: np.ndarray) ->
         for c in range(out.shape[1]):
             h = high[r, 0] if per_row else high[r, c]
             out[r, c] = (np.uint64(h) << np.uint64(shift)) | np.uint64(low[r, c])
+
+
+@_jit
+def row_sums(values: np.ndarray, out: np.ndarray) -> None:
+    """The int64 sum of each row (flow latency from the hop latencies)."""
+    for r in range(values.shape[0]):
+        total = np.int64(0)
+        for c in range(values.shape[1]):
+            total += np.int64(values[r, c])
+        out[r] = total
+
+
+@_jit
+def rows_equal(known: np.ndarray, slots: np.ndarray, rows: np.ndarray) -> bool:
+    """Whether ``rows[r]`` equals ``known[slots[r]]`` for every r."""
+    for r in range(rows.shape[0]):
+        slot = slots[r]
+        for c in range(rows.shape[1]):
+            if known[slot, c] != rows[r, c]:
+                return False
+    return True

@@ -178,7 +178,7 @@ class PathIndex:
             known[0] = np.concatenate([known[0], fresh])
             known[1] = np.concatenate([known[1], np.fromiter(
                 (self._id(row) for row in fresh), dtype=np.int64, count=len(fresh))])
-        if not (known[0][slots] == rows).all():
+        if not fastloop.rows_equal(known[0], slots, rows):
             return None
         return known[1][slots]
 
@@ -303,8 +303,7 @@ def _group_values(group: ReportGroup, space: KeySpace, out: Parts) -> None:
         out[FLOW_PATH].append(Observations(flow_slot, path[:, None], one))
     latency = hops.get("hop_latency")
     if latency is not None:
-        out[FLOW_LATENCY].append(Observations(
-            flow_slot, latency.sum(axis=1, dtype=np.int64)[:, None], one))
+        out[FLOW_LATENCY].append(Observations(flow_slot, _row_sums(latency)[:, None], one))
         if sw is not None:
             out[FLOW_HOP_LATENCY].append(Observations(_pack(flow_slot, 32, sw), latency, one))
     if sw is None:
@@ -314,6 +313,14 @@ def _group_values(group: ReportGroup, space: KeySpace, out: Parts) -> None:
         if id_field in hops and value_field in hops:
             out[metric].append(Observations(_pack(sw, shift, hops[id_field]), hops[value_field],
                                             one))
+
+
+def _row_sums(values: np.ndarray) -> np.ndarray:
+    if fastloop.COMPILED:
+        out = np.empty(len(values), dtype=np.int64)
+        fastloop.row_sums(values, out)
+        return out
+    return values.sum(axis=1, dtype=np.int64)
 
 
 def _pack(high: np.ndarray, shift: int, low: np.ndarray) -> np.ndarray:
