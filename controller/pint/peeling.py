@@ -99,7 +99,6 @@ def peel(masks, frags, digests, hops, fragments, max_pending, stop_when_done):
                 pending += 1
             continue
         # one unknown hop: learn it, then cascade through the waiting packets
-        top = 0
         stack_f[0] = f
         stack_h[0] = _bit_index(unknown)
         values[f, stack_h[0]] = v
