@@ -151,9 +151,10 @@ register(Experiment(
         Param("schemes", list(SCHEMES), "reservoir (Baseline), xor, hybrid",
               check=_schemes_check),
         Param("flows", 1000, "flows per point", quick=50,
-              check=lambda v, p: None if v >= 2 else "give at least 2 flows"),
+              check=lambda v, p: None if 2 <= v <= 100_000 else "give 2 to 100,000 flows"),
         Param("design_hops", 0, "path length XOR and hybrid are tuned for (0: the longest)",
-              check=lambda v, p: None if 0 <= v <= MAX_HOPS else f"0 to {MAX_HOPS}"),
+              check=lambda v, p: None if 0 <= v <= MAX_HOPS
+              else f"give 0 (the longest swept) or a path length up to {MAX_HOPS}"),
     ],
     compute, plot, description=__doc__.split("\n\n")[1].replace("\n", " "),
 ))
