@@ -31,6 +31,11 @@ def bridge(net: SimNetwork) -> Iterator[ServiceBridge]:
         yield srv
 
 
+def insert_route(client: P4RuntimeClient) -> None:
+    client.insert_table_entry(TABLE, ROUTE, "MyIngress.ipv4_forward",
+                              {"dstAddr": 0x909, "port": 2})
+
+
 def grpc_client(bridge: ServiceBridge, election_id: tuple[int, int]) -> P4RuntimeClient:
     transport = GrpcTransport(bridge.address, bridge.device_id, election_id=election_id,
                               timeout=10.0, connect_timeout=10.0)
@@ -46,12 +51,10 @@ def test_reads_through_the_bridge_are_the_in_process_state(net, bridge) -> None:
     # A backup (0,0 is below the network's 0,1) may read but not write.
     assert not outside.is_primary and inside.is_primary
     with pytest.raises(P4RuntimeError) as refused:
-        outside.insert_table_entry(TABLE, ROUTE, "MyIngress.ipv4_forward",
-                                   {"dstAddr": 0x909, "port": 2})
+        insert_route(outside)
     assert refused.value.code == "PERMISSION_DENIED"
     # The in-process primary's write shows through the bridge at once.
-    inside.insert_table_entry(TABLE, ROUTE, "MyIngress.ipv4_forward",
-                              {"dstAddr": 0x909, "port": 2})
+    insert_route(inside)
     assert outside.read_table_entries(TABLE) == inside.read_table_entries(TABLE)
     assert len(outside.read_table_entries(TABLE)) == 3
 
@@ -61,11 +64,9 @@ def test_a_higher_election_id_takes_the_primary_role_from_the_network(net, bridg
     outside = grpc_client(bridge, (1, 0))
     assert outside.is_primary
     with pytest.raises(P4RuntimeError) as refused:
-        inside.insert_table_entry(TABLE, ROUTE, "MyIngress.ipv4_forward",
-                                  {"dstAddr": 0x909, "port": 2})
+        insert_route(inside)
     assert refused.value.code == "PERMISSION_DENIED"
-    outside.insert_table_entry(TABLE, ROUTE, "MyIngress.ipv4_forward",
-                               {"dstAddr": 0x909, "port": 2})
+    insert_route(outside)
     assert len(inside.read_table_entries(TABLE)) == 3
 
 
@@ -83,6 +84,5 @@ def test_stopping_the_bridge_leaves_the_in_process_controllers(net) -> None:
     with ServiceBridge(net.services["s1"]) as srv:
         grpc_client(srv, (0, 0)).read_table_entries(TABLE)
     # The gRPC backup left; the network's primary still writes.
-    inside.insert_table_entry(TABLE, ROUTE, "MyIngress.ipv4_forward",
-                              {"dstAddr": 0x909, "port": 2})
+    insert_route(inside)
     assert len(inside.read_table_entries(TABLE)) == 3
