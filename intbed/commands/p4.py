@@ -59,7 +59,13 @@ def info(file: Path) -> None:
                    "simple_switch_CLI).")
 @p4c_options
 def stf(file: Path, test: Path, target: str) -> None:
-    """Run the STF packet test TEST on FILE; exit 1 with a diff if it fails."""
+    """Run the STF packet test TEST on FILE; exit 1 with a diff if it fails.
+
+    A pass prints 'PASS NAME: N packets in, M expected out, K unexpected'
+    (K: packets sent to ports the test never names). As in p4c's runner, a
+    test without a packet line, with an odd number of expected hex digits (a
+    cut file) or with a port past v1model's 9 bits is an error.
+    """
     if target == "bmv2":
         from dataplane.testing.stf import parse_stf, require_packets
         from orchestration.targets.bmv2_stf import available, run_stf_bmv2
