@@ -19,8 +19,15 @@ from click.testing import CliRunner
 from intbed.cli import cli
 from orchestration import p4rt_shell
 from orchestration.live.network import LiveNetwork, live_available
-from orchestration.live.running import find_switch, running_switches
+from orchestration.live.running import (
+    NoRunningSwitchError,
+    RunningSwitch,
+    find_switch,
+    parse_switch_argv,
+    running_switches,
+)
 from orchestration.sim import build
+from orchestration.targets.binaries import Bmv2Switch, Prepared
 from p4src import program_path
 from topologies.generators import build_topology
 
@@ -123,6 +130,34 @@ def test_no_running_network_and_unknown_names_are_one_line(tmp_path: Path) -> No
     assert line.startswith("error: ")
     assert ("no live network is running on this machine" in line
             or f"--run {tmp_path}: no live network is running from this directory" in line)
+
+
+def test_the_newest_running_network_is_chosen_unless_run_names_one(tmp_path: Path) -> None:
+    old, new = tmp_path / "001-run", tmp_path / "002-run"
+    switches = [RunningSwitch("s1", 0, "127.0.0.1:5001", old, 101, 1000),
+                RunningSwitch("s2", 1, "127.0.0.1:5002", old, 102, 1001),
+                RunningSwitch("s1", 0, "127.0.0.1:6001", new, 201, 2000)]
+    assert find_switch("s1", switches=switches).grpc_addr == "127.0.0.1:6001"
+    assert find_switch("s2", old, switches).grpc_addr == "127.0.0.1:5002"
+    with pytest.raises(NoRunningSwitchError, match=r"no switch named 's2' in the live network "
+                       r"running from .*002-run \(its switches: s1\)"):
+        find_switch("s2", switches=switches)
+    with pytest.raises(NoRunningSwitchError, match="no live network is running on this machine"):
+        find_switch("s1", switches=[])
+
+
+def test_a_switch_command_line_says_where_it_serves(tmp_path: Path) -> None:
+    """The argv the bmv2 target launches (Bmv2Switch.command) is read back."""
+    log = tmp_path / "003-x" / "switches" / "leaf1.log"
+    prepared = Prepared(tmp_path / "p.p4", tmp_path / "p.json", tmp_path / "p4info.txt")
+    argv = Bmv2Switch().command(prepared, ports={1: "leaf1-eth1"}, device_id=7,
+                                grpc_addr="127.0.0.1:50123", cpu_port=510, log_file=log,
+                                pcap_dir=tmp_path / "pcap")
+    assert parse_switch_argv(argv) == ("leaf1", 7, "127.0.0.1:50123", tmp_path / "003-x")
+    no_grpc = Bmv2Switch().command(prepared, ports={1: "leaf1-eth1"}, log_file=log)[:-2]
+    assert parse_switch_argv(no_grpc) is None  # no P4Runtime address: not one of ours
+    elsewhere = Bmv2Switch().command(prepared, ports={1: "x"}, log_file="/var/log/s1.log")
+    assert parse_switch_argv(elsewhere) is None  # a log outside a run directory
 
 
 # --------------------------------------------------------------------------- live network
