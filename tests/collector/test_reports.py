@@ -32,6 +32,7 @@ from report_builders import (
     value_fields,
 )
 
+from benchmarks.collector import generate as bench_generate
 from controller.collector import reports
 from controller.collector.reports import (
     REASONS,
@@ -578,3 +579,26 @@ def test_batch_rate(capsys: pytest.CaptureFixture[str]) -> None:
                      f"{count / cpu:>12,.0f} reports/s CPU")
     with capsys.disabled():
         print(f"\n{BENCH_REPORTS:,} 6-hop TR v2.0 reports, 9 instructions:", *lines, sep="\n")
+
+
+@pytest.mark.parametrize("stride", [0, 8, 3])
+def test_batch_layout_checks_equal_the_per_report_check(stride: int) -> None:
+    """The batch path tests a plan's bytes as 8-byte words when the rows
+    allow it (length and stride multiples of 8) and byte by byte otherwise;
+    both must agree with the per-report check on reports corrupted in the
+    tested bytes and elsewhere."""
+    rows, _ = bench_generate(400)
+    plan = reports._known_plan(rows[0].tobytes(), reports.DEFAULT_SIGNAL)
+    check = plan.check()
+    rng = np.random.default_rng(stride)
+    bad = rows.copy()
+    for row in range(0, len(bad), 3):
+        at = int(rng.choice(check.index)) if row % 2 else int(rng.integers(0, bad.shape[1]))
+        bad[row, at] ^= np.uint8(1 << int(rng.integers(0, 8)))
+    if stride:  # rows inside a wider buffer, as the receiver's slots are
+        buffer = np.zeros((len(bad), bad.shape[1] + stride), dtype=np.uint8)
+        buffer[:, :bad.shape[1]] = bad
+        bad = buffer[:, :bad.shape[1]]
+    want = [check.passes(row.tobytes()) for row in bad]
+    assert check.passes_rows(bad).tolist() == want
+    assert 0 < sum(want) < len(want)
