@@ -140,6 +140,34 @@ def switch_bench(as_json: bool, seconds: float) -> None:
         if isinstance(v, int | float) and k.endswith("per_s")))
 
 
+@bench.command("pint")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--packets", type=click.IntRange(min=5000, max=20_000_000), default=1_000_000,
+              show_default=True, help="Packets per case (flows of 5,000 packets).")
+def pint_bench(as_json: bool, packets: int) -> None:
+    """PINT on one core: hash words, the switches' 36-hop encoding, the
+    peeling decoder, the recording module and KLL sketches, per second."""
+    from benchmarks.pint import run_pint_benchmarks
+
+    report = run_pint_benchmarks(packets)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"PINT, {report['packets']:,} packets, {report['hops']}-hop paths, "
+                  "one core", box=box.SIMPLE)
+    for column in ("case", "items", "items/s CPU", "items/s wall"):
+        table.add_column(column, justify="left" if column == "case" else "right", no_wrap=True)
+    for case in ("hop_words", "encode", "decode", "ingest", "kll"):
+        row = report[case]
+        table.add_row(case, f"{row['items']:,}", f"{row['per_s_cpu'] or 0:,}",
+                      f"{row['per_s_wall'] or 0:,}")
+    Console().print(table)
+
+
 def _print_table(report: dict[str, Any]) -> None:
     from rich import box
     from rich.console import Console
