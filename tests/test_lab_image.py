@@ -239,6 +239,17 @@ def test_pi_is_the_newest_release_before_bmv2s_and_p4c_is_of_the_same_weeks() ->
     assert abs((p4c - bmv2).days) <= SAME_PERIOD_DAYS
 
 
+def test_the_base_image_is_a_release_each_project_names() -> None:
+    (release,) = re.findall(r"^ubuntu:(\d\d\.\d\d)$", dict(STEPS)["FROM"])
+    said = {
+        "BMV2_TAG": "Our CI tests now run on Ubuntu " + release,  # behavioral-model README
+        "P4C_TAG": f"Ubuntu {release} is the officially supported platform for P4C",
+        "MININET_TAG": f"Support for Ubuntu {release} LTS",
+    }
+    for arg, sentence in said.items():
+        assert sentence in " ".join(show(arg, "README.md").split()), (arg, sentence)
+
+
 def test_pi_build_is_simple_switch_grpcs_documented_one() -> None:
     commands = runs_in("/src/PI")
     assert any(c.startswith("./configure --with-proto") for c in commands)
