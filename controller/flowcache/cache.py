@@ -166,16 +166,19 @@ class FlowCache:
         for m, row in enumerate(edges):
             edge_array[m, :len(row)] = row
         directory = 1 << (2 * cfg.max_switches - 1).bit_length()
-        lut_len = np.array([min(e[-1] + 1, LUT_LIMIT) for e in edges], np.int64)
-        lut = np.zeros((len(MEASURED), int(lut_len.max())), np.int32)
+        # bins by table for values up to the last lower bound (or LUT_LIMIT - 1)
+        lut_top = np.array([min(e[-1], LUT_LIMIT - 1) for e in edges], np.int64)
+        lut_full = np.array([e[-1] < LUT_LIMIT for e in edges], np.int64)
+        lut = np.zeros((len(MEASURED), int(lut_top.max()) + 1), np.int32)
         for m, row in enumerate(edges):
-            values = np.arange(lut_len[m])
-            lut[m, :lut_len[m]] = np.maximum(np.searchsorted(row, values, "right") - 1, 0)
+            values = np.arange(lut_top[m] + 1)
+            lut[m, :lut_top[m] + 1] = np.maximum(np.searchsorted(row, values, "right") - 1, 0)
         self.hist = (np.zeros(directory, np.uint64), np.zeros(directory, np.int64),
                      np.zeros(cfg.max_switches, np.uint64),
                      np.zeros((cfg.max_switches, len(MEASURED), width), np.int64), edge_array,
                      np.array([len(e) for e in edges], np.int64),
-                     np.full(DIRECT_SWITCHES, -1, np.int64), lut, lut_len)
+                     np.full(DIRECT_SWITCHES + kernel.DIRECT_HOPS, -1, np.int64), lut, lut_top,
+                     lut_full)
         self.thresholds = np.array([[cfg.threshold(c, m) for m in THRESHOLD_METRICS]
                                     for c in CLASSES], np.int64)
         self.params = np.zeros(kernel.N_PARAMS, np.int64)

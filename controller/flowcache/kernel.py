@@ -54,6 +54,8 @@ P_BUCKETS, P_ROWS, P_SHARDS, P_EVENT_MASK, P_AGING_PERIOD, P_AGING_INTERVAL, P_N
 N_PARAMS = 8
 AHEAD = 16
 HALF = 8
+DIRECT_HOPS = 256
+"""Direct-table entries for hops without a switch id, one per hop index."""
 # meta: one int64 row per bucket, the scalars a packet touches together.
 M_COUNT, M_E2E, M_HOPS, M_FLAGS = range(4)
 META = 4
@@ -171,7 +173,7 @@ def flush_rows(start, stop, now, table, gring, params, counters):
             _evict(b, EVICT_FLUSH, now, table, gring, params, counters)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _push_event(ring, key0, key1, switch, hop, value, bitmap, ts, ering, counters):
     head, tail, e_key0, e_key1, e_switch, e_hop, e_value, e_bitmap, e_ts = ering
     cap = e_key0.shape[1]
@@ -191,21 +193,19 @@ def _push_event(ring, key0, key1, switch, hop, value, bitmap, ts, ering, counter
 
 
 @nb.njit(cache=True)
-def _switch_slot(key, hist, params, counters):
-    """Dense histogram slot of a switch key, inserted on first sight; -1 when
-    the directory is full. Keys below the direct table's size are looked up
-    there; larger ones by open addressing."""
-    sw_keys, sw_slot, sw_list, direct = hist[0], hist[1], hist[2], hist[6]
-    small = key < _U(direct.shape[0])
-    if small and direct[key] >= 0:
-        return direct[key]
+def _switch_slot(key, direct_at, direct, sw_keys, sw_slot, sw_list, params, counters):
+    """Dense histogram slot of a switch key not found in the direct table:
+    by open addressing, inserted on first sight (and then remembered in the
+    direct table at ``direct_at`` when that is >= 0); -1 when the directory
+    is full. Called off the hot path only: a call that takes arrays costs
+    their reference counts, inlined or not."""
     mask = sw_keys.shape[0] - 1
     stored = key + _U(1)
     i = np.int64(mix64(key) & _U(mask))
     while True:
         k = sw_keys[i]
         if k == stored:
-            return sw_slot[i]  # only keys the direct table cannot hold get here
+            return sw_slot[i]
         if k == _U(0):
             n = params[P_SWITCHES]
             if n >= sw_list.shape[0]:
@@ -215,23 +215,19 @@ def _switch_slot(key, hist, params, counters):
             sw_slot[i] = n
             sw_list[n] = key
             params[P_SWITCHES] = n + 1
-            if small:
-                direct[key] = n
+            if direct_at >= 0:
+                direct[direct_at] = n
             return n
         i = (i + 1) & mask
 
 
-@nb.njit(cache=True, inline="always")
-def _bin(hist, m, v):
-    """Index of the last lower bound <= v (bin 0 also takes values below it):
-    from the lookup table below its length, else by bisection."""
-    edges, nbins, lut, lut_len = hist[4][m], hist[5][m], hist[7], hist[8]
-    if v < lut_len[m]:
-        return lut[m, v]
-    lo, hi = 0, nbins
+@nb.njit(cache=True)
+def _bisect(edges, nbins, m, v):
+    """Index of the last lower bound <= v, for values past the lookup table."""
+    lo, hi = 0, nbins[m]
     while hi - lo > 1:
         mid = (lo + hi) >> 1
-        if edges[mid] <= v:
+        if edges[m, mid] <= v:
             lo = mid
         else:
             hi = mid
@@ -244,7 +240,8 @@ def process(table, gring, ering, hist, thresholds, params, counters,
     """Feed a batch: for each packet, aging if due, lookup/insert/evict in
     its row, change/threshold/path events, values, histograms."""
     key0, key1, last_ts, meta, latest, sums, nsamp = table
-    counts = hist[3]
+    sw_keys, sw_slot, sw_list, counts, edges, nbins, direct, lut, lut_top, lut_full = hist
+    direct_ids = direct.shape[0] - DIRECT_HOPS  # direct[:direct_ids] by switch id, then by hop
     buckets, rows, shards = params[P_BUCKETS], params[P_ROWS], params[P_SHARDS]
     rings = ering[0].shape[0]
     n = pkt_key0.shape[0]
@@ -341,7 +338,14 @@ def process(table, gring, ering, hist, thresholds, params, counters,
             sid = pkt_values[i, h, SWITCH_ID]
             switch = np.int64(sid) if ids else np.int64(WHOLE_PATH)
             same = h < prev_hops and (not ids_before or latest[b, h, SWITCH_ID] == sid)
-            slot = _switch_slot(_U(sid) if ids else (_UNKNOWN | _U(h)), hist, params, counters)
+            # the histogram slot: by direct index when the key allows, else hashed
+            at = direct_ids + h  # no switch id: by hop index
+            if ids:
+                at = np.int64(sid) if np.int64(sid) < direct_ids else -1
+            slot = direct[at] if at >= 0 else -1
+            if slot < 0:
+                slot = _switch_slot(_U(sid) if ids else (_UNKNOWN | _U(h)), at, direct, sw_keys,
+                                    sw_slot, sw_list, params, counters)
             if ids:
                 latest[b, h, SWITCH_ID] = sid
                 sums[b, h, SWITCH_ID] += _U(sid)
@@ -362,7 +366,14 @@ def process(table, gring, ering, hist, thresholds, params, counters,
                     sums[b, h, m] += _U(v)
                     nsamp[b, h, m] += 1
                     if slot >= 0:
-                        counts[slot, m - 1, _bin(hist, m - 1, v)] += 1
+                        top = lut_top[m - 1]
+                        if v <= top:
+                            k = lut[m - 1, v]
+                        elif lut_full[m - 1]:
+                            k = nbins[m - 1] - 1  # past the last lower bound
+                        else:
+                            k = _bisect(edges, nbins, m - 1, v)
+                        counts[slot, m - 1, k] += 1
                     if m == HOP_LATENCY:
                         total += v
         latency = (present >> HOP_LATENCY) & 1
