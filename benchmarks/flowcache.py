@@ -128,8 +128,25 @@ def run_flowcache_benchmarks(packets: int = 2_000_000, workers: int = 2,
     }
 
 
-if __name__ == "__main__":
-    import json
-
-    print(json.dumps(run_flowcache_benchmarks(int(os.environ.get("PACKETS", "500000"))),
-                     indent=1))
+def report_lines(r: dict[str, Any]) -> list[str]:
+    """The report as lines of text, targets beside the measurements."""
+    t, one, multi, target = r["trace"], r["one_core"], r["workers"], r["target"]
+    n = multi["workers"]
+    met = {True: "met", False: "NOT met"}
+    return [
+        f"trace: {t['packets']:,} packets of {t['frame_bytes']} B, {t['flows']:,} flows, "
+        f"{t['hops']} hops x {t['instructions']} instructions; table {r['table']['rows']:,} x "
+        f"{r['table']['buckets']}, batches of {t['batch']:,}",
+        f"parse (collector batch parser): {r['parse']['packets_per_s']:,} packets/s",
+        f"one core: {one['packets_per_s']:,} packets/s wall, {one['packets_per_cpu_s']:,} per "
+        f"CPU second; target {target['one_core_packets_per_s']:,}: "
+        f"{met[one['packets_per_s'] >= target['one_core_packets_per_s']]} (wall), "
+        f"{met[one['packets_per_cpu_s'] >= target['one_core_packets_per_s']]} (CPU)",
+        f"{n} workers: {multi['packets_per_s']:,} packets/s wall, "
+        f"{multi['packets_per_s_cpu_sum']:,} summed per CPU second; dispatch cut "
+        f"{multi['dispatch_packets_per_s']:,} packets/s",
+        f"scaling {n} workers / one core: {r['scaling']} wall, {r['cpu_scaling']} CPU; "
+        f"target {target['two_worker_scaling']} with 2 workers",
+        f"events per pass {one['events']:,}; load average {r['load_average']} on {r['cpus']} "
+        f"CPUs (other processes share them: wall rates fall with load, CPU rates do not)",
+    ]

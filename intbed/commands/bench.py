@@ -252,3 +252,19 @@ def collector_bench(as_json: bool, reports: int, seconds: float) -> None:
     for name, row in report.get("versus_target", {}).items():  # collector targets
         met = {True: "met", False: "NOT met", None: "not measured"}[row["met"]]
         console.print(f"{name}: measured {row['measured']}, target {row['target']}: {met}")
+
+
+@bench.command("flowcache")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of lines.")
+@click.option("--packets", type=click.IntRange(min=200_000), default=2_000_000,
+              show_default=True, help="Packets in the trace (100,000 flows, 5 hops x 4 "
+              "instructions).")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Worker processes, one shard of the flow cache each.")
+def flowcache_bench(as_json: bool, packets: int, workers: int) -> None:
+    """Flow cache packets/s on one core and over worker processes, and the
+    scaling ratio, beside the targets."""
+    from benchmarks.flowcache import report_lines, run_flowcache_benchmarks
+
+    report = run_flowcache_benchmarks(packets, workers)
+    click.echo(json.dumps(report, sort_keys=True) if as_json else "\n".join(report_lines(report)))
