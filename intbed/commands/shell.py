@@ -4,14 +4,16 @@ On a live network (mininet, bmv2) the shell dials the switch's own
 P4Runtime server, found from its process (``orchestration.live.running``).
 On a sim switch intbed builds the network in this process and serves the
 switch's in-process P4Runtime service over gRPC (``ServiceBridge``) while
-the shell is open; virtual time does not move meanwhile, since nothing
-runs the simulator.
+the shell is open; virtual time does not move meanwhile unless ``--pace``
+asks for it, since nothing else runs the simulator.
 """
 
 from __future__ import annotations
 
 import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,8 @@ from intbed.commands.topo import _params as topology_options
 # still be writing, it is a backup that reads unless asked for more.
 SIM_ELECTION_ID = (1, 0)
 LIVE_ELECTION_ID = (0, 0)
+# How often --pace moves the simulator forward (wall-clock seconds).
+PACE_STEP_S = 0.02
 
 
 def _election_id(text: str | None, default: tuple[int, int]) -> tuple[int, int]:
@@ -56,25 +60,31 @@ def _election_id(text: str | None, default: tuple[int, int]) -> tuple[int, int]:
               help="With --sim: the P4 program every switch runs (name in p4src/ or a .p4 path).")
 @click.option("--net-seed", type=int, default=0, show_default=True,
               help="With --sim: the run seed.")
+@click.option("--pace", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              metavar="RATIO",
+              help="With --sim: virtual seconds to advance per wall-clock second while the "
+                   "shell is open (0: time stands still).")
 @click.option("--election-id", "election", default=None, metavar="HIGH,LOW",
               help="The shell's election id (default: 1,0 on a sim switch, the primary; "
                    "0,0 on a live one, a backup that may read only).")
 @p4c_options
 def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
-          net_seed: int, election: str | None, **params: Any) -> None:
+          net_seed: int, pace: float, election: str | None, **params: Any) -> None:
     """p4runtime-shell attached to SWITCH.
 
     Without --sim, SWITCH belongs to a live network running on this machine
     (the newest one, or the one from --run). With --sim the network is built
     here with routes installed, and the shell reaches the switch's in-process
     P4Runtime service through a gRPC bridge; virtual time stands still while
-    the shell is open. The shell runs in its own virtual environment
+    the shell is open, or moves at --pace. The shell runs in its own virtual environment
     (.venv-p4rt-shell, made on first use) and exits with its status.
     """
     from orchestration.p4rt_shell import clean_env, shell_argv, shell_python
 
     if sim_topo is None:
         given = [f"--{k.replace('_', '-')}" for k, v in params.items() if v is not None]
+        if pace:
+            given.append("--pace")
         if given or program != "l3_forward":
             raise IntbedError(f"{(given or ['--program'])[0]} applies to a sim switch only: "
                               "add --sim TOPOLOGY")
@@ -103,13 +113,37 @@ def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
     net = build(topo, program, seed=net_seed)
     service = net.services[switch]
     with ServiceBridge(service) as bridge:
+        clock = (f"virtual time moves at {pace:g} s per second" if pace else
+                 f"virtual time stays at {net.sim.now_ns / 1e9:g} s")
         click.echo(f"p4runtime-shell on sim switch {switch} (device {service.device_id}) of "
                    f"{topo.name} running {Path(program).stem}, bridged at {bridge.address}; "
-                   f"virtual time stays at {net.sim.now_ns / 1e9:g} s", err=True)
-        code = _interactive(shell_argv(python, bridge.address, service.device_id, eid),
-                            clean_env())
+                   f"{clock}", err=True)
+        stop = threading.Event()
+        pacer = threading.Thread(target=_pace, args=(net, bridge.lock, pace, stop),
+                                 name="sim-pace", daemon=True)
+        if pace:
+            pacer.start()
+        try:
+            code = _interactive(shell_argv(python, bridge.address, service.device_id, eid),
+                                clean_env())
+        finally:
+            stop.set()
+            if pacer.is_alive():
+                pacer.join()
+    click.echo(f"virtual time at exit: {net.sim.now_ns / 1e9:g} s", err=True)
     net.stop()
     raise click.exceptions.Exit(code)
+
+
+def _pace(net: Any, lock: Any, pace: float, stop: threading.Event) -> None:
+    """Keep virtual time at ``pace`` times the wall-clock time since the
+    start. Each step holds the bridge's lock, so a P4Runtime call never sees
+    the switch in the middle of one."""
+    start_ns, start_wall = net.sim.now_ns, time.monotonic()
+    while not stop.wait(PACE_STEP_S):
+        target = start_ns + round((time.monotonic() - start_wall) * pace * 1e9)
+        with lock:
+            net.sim.run(target)
 
 
 def _interactive(argv: list[str], env: dict[str, str]) -> int:

@@ -8,8 +8,10 @@ client reads from the same switch.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,7 @@ def test_sim_switch_read_and_written_through_the_bridge(shell_env: None) -> None
     done = run_shell(["s2", "--sim", "line", "--n", "3"], READ + INSERT + READ)
     assert done.returncode == 0, done.stderr
     assert "virtual time stays at 0 s" in done.stderr
+    assert "virtual time at exit: 0 s" in done.stderr  # nothing ran the simulator
     before, after = entries_seen(done.stdout)
     assert before == want
     # The shell is the primary (election id 1,0 above the network's 0,1): its
@@ -107,6 +110,20 @@ def test_sim_shell_with_a_lower_election_id_reads_but_cannot_write(shell_env: No
     assert len(rows) == 2 and "0a090900" not in {r[0] for r in rows}
 
 
+def test_pace_moves_virtual_time_with_the_wall_clock_while_the_shell_is_open(
+        shell_env: None) -> None:
+    began = time.monotonic()
+    done = run_shell(["s1", "--sim", "line", "--n", "2", "--pace", "2"],
+                     "import time; time.sleep(1.0)\n")
+    elapsed = time.monotonic() - began
+    assert done.returncode == 0, done.stderr
+    assert "virtual time moves at 2 s per second" in done.stderr
+    (at_exit,) = re.findall(r"virtual time at exit: ([0-9.]+) s", done.stderr)
+    # The shell slept 1 s of wall-clock time with the pacer running; the
+    # pacer ran no longer than the whole command.
+    assert 2 * 1.0 <= float(at_exit) <= 2 * elapsed
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["s9", "--sim", "line", "--n", "2"],
      "error: no switch named 's9' in topology line-2 (its switches: s1, s2)"),
@@ -114,6 +131,7 @@ def test_sim_shell_with_a_lower_election_id_reads_but_cannot_write(shell_env: No
      "error: --election-id '1': expected HIGH,LOW (two integers, e.g. 1,0)"),
     (["s1", "--program", "int_label"],
      "error: --program applies to a sim switch only: add --sim TOPOLOGY"),
+    (["s1", "--pace", "1"], "error: --pace applies to a sim switch only: add --sim TOPOLOGY"),
     (["s1", "--sim", "line", "--run", "/tmp"],
      "error: --run names a live network; --sim builds a sim one: give one of them"),
 ])
