@@ -47,6 +47,13 @@ def _tail(text: str, lines: int = 8) -> str:
     return " | ".join(text.strip().splitlines()[-lines:])
 
 
+def is_ready() -> bool:
+    """The environment is there, complete, with the pinned release."""
+    ready = VENV / ".intbed-ready"
+    return ((VENV / "bin" / "python").exists() and ready.exists()
+            and ready.read_text() == SHELL_REQUIREMENT)
+
+
 def shell_python() -> Path:
     """The environment's interpreter, made on first use (under a file lock, so
     parallel callers build it once); a half-made environment is made again."""
@@ -54,7 +61,7 @@ def shell_python() -> Path:
     ready = VENV / ".intbed-ready"
     with open(PACKAGE_ROOT / ".venv-p4rt-shell.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if python.exists() and ready.exists() and ready.read_text() == SHELL_REQUIREMENT:
+        if is_ready():
             return python
         shutil.rmtree(VENV, ignore_errors=True)
         made = _run([sys.executable, "-m", "venv", str(VENV)], 300)

@@ -79,7 +79,8 @@ def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
     the shell is open, or moves at --pace. The shell runs in its own virtual environment
     (.venv-p4rt-shell, made on first use) and exits with its status.
     """
-    from orchestration.p4rt_shell import clean_env, shell_argv, shell_python
+    from orchestration.p4rt_shell import clean_env, shell_argv
+
 
     if sim_topo is None:
         given = [f"--{k.replace('_', '-')}" for k, v in params.items() if v is not None]
@@ -91,7 +92,7 @@ def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
         from orchestration.live.running import find_switch
 
         found = find_switch(switch, run_dir)
-        python = shell_python()
+        python = _shell_python()
         click.echo(f"p4runtime-shell on live switch {found.name} (device {found.device_id}, "
                    f"{found.grpc_addr}) of {found.run_dir}", err=True)
         code = _interactive(shell_argv(python, found.grpc_addr, found.device_id,
@@ -109,7 +110,7 @@ def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
         raise IntbedError(f"no switch named '{switch}' in topology {topo.name} "
                           f"(its switches: {', '.join(sorted(topo.switches))})")
     eid = _election_id(election, SIM_ELECTION_ID)
-    python = shell_python()
+    python = _shell_python()
     net = build(topo, program, seed=net_seed)
     service = net.services[switch]
     with ServiceBridge(service) as bridge:
@@ -144,6 +145,15 @@ def _pace(net: Any, lock: Any, pace: float, stop: threading.Event) -> None:
         target = start_ns + round((time.monotonic() - start_wall) * pace * 1e9)
         with lock:
             net.sim.run(target)
+
+
+def _shell_python() -> Path:
+    from orchestration.p4rt_shell import SHELL_REQUIREMENT, VENV, is_ready, shell_python
+
+    if not is_ready():
+        click.echo(f"making p4runtime-shell's environment in {VENV} (pip install "
+                   f"{SHELL_REQUIREMENT}; first use only)", err=True)
+    return shell_python()
 
 
 def _interactive(argv: list[str], env: dict[str, str]) -> int:
