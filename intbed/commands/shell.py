@@ -81,7 +81,6 @@ def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
     """
     from orchestration.p4rt_shell import clean_env, shell_argv
 
-
     if sim_topo is None:
         given = [f"--{k.replace('_', '-')}" for k, v in params.items() if v is not None]
         if pace:
