@@ -26,7 +26,10 @@ except ImportError:  # pragma: no cover
     COMPILED = False
 
 EMPTY = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
-"""The hash table's empty mark: no packed key uses all 64 bits set."""
+"""The hash table's empty mark. Of the packed keys only an address pair
+(255.255.255.255, 255.255.255.255) has all 64 bits set; ``hash_lookup``
+keeps that key's slot outside the table. Metric keys never do (their high
+bits are a flow slot or a 32-bit switch id shifted by 8 or 16)."""
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -51,12 +54,20 @@ def _find(table: np.ndarray, key: np.uint64) -> tuple[int, bool]:
 
 @_jit
 def hash_lookup(table: np.ndarray, keys_by_slot: np.ndarray, count: int, keys: np.ndarray,
-                out: np.ndarray) -> int:
+                out: np.ndarray, empty_slot: np.ndarray) -> int:
     """Slot of every key into ``out``; unknown keys get the next slots in
-    order of first appearance. Returns the new count. The caller keeps the
+    order of first appearance. Returns the new count. The key ``EMPTY`` has
+    its slot in ``empty_slot[0]`` (-1: not seen yet). The caller keeps the
     table at most half full and ``keys_by_slot`` large enough."""
     for i in range(len(keys)):
         key = keys[i]
+        if key == EMPTY:
+            if empty_slot[0] < 0:
+                empty_slot[0] = count
+                keys_by_slot[count] = key
+                count += 1
+            out[i] = empty_slot[0]
+            continue
         at, hit = _find(table, key)
         if hit:
             out[i] = table[2 * at + 1]
@@ -73,6 +84,8 @@ def hash_lookup(table: np.ndarray, keys_by_slot: np.ndarray, count: int, keys: n
 def rehash(keys_by_slot: np.ndarray, count: int, table: np.ndarray) -> None:
     """Fill an empty table with the first ``count`` slots' keys."""
     for slot in range(count):
+        if keys_by_slot[slot] == EMPTY:  # its slot is kept outside the table
+            continue
         at, _ = _find(table, keys_by_slot[slot])
         table[2 * at] = keys_by_slot[slot]
         table[2 * at + 1] = slot
@@ -156,10 +169,11 @@ class HashIndex:
     appearance, one compiled call per column. The interface of
     ``metrics.KeyIndex`` (count, key, keys, lookup)."""
 
-    __slots__ = ("count", "_keys", "_table")
+    __slots__ = ("count", "_keys", "_table", "_empty_slot")
 
     def __init__(self, capacity: int = 64) -> None:
         self.count = 0
+        self._empty_slot = np.full(1, -1, dtype=np.int64)
         self._keys = np.zeros(capacity, dtype=np.uint64)
         entries = 1 << max(7, (2 * capacity - 1).bit_length())
         self._table = np.full(2 * entries, EMPTY, dtype=np.uint64)  # key, slot per entry
@@ -191,12 +205,11 @@ class HashIndex:
     def lookup(self, keys: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Slot of every key (int64), adding the keys not known yet."""
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
-        if (keys == EMPTY).any():
-            raise ValueError("key 2**64 - 1 is reserved")
         self.reserve(len(keys))
         if out is None:
             out = np.empty(len(keys), dtype=np.int64)
-        self.count = hash_lookup(self._table, self._keys, self.count, keys, out)
+        self.count = hash_lookup(self._table, self._keys, self.count, keys, out,
+                                 self._empty_slot)
         return out
 
 

@@ -451,3 +451,17 @@ def test_fast_path_rate(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print(f"\n{count:,} 6-hop TR v2.0 reports (20 metric values each), {flows} flows:",
               *lines, sep="\n")
+
+
+def test_all_ones_addresses_are_an_ordinary_flow() -> None:
+    """(255.255.255.255, 255.255.255.255) packs to the key table's empty
+    mark; its reports still make one flow with its own events."""
+    hops = [hop(sw) for sw in (13, 12, 11)]
+    odd = build(ReportSpec(hops=hops, src="255.255.255.255", dst="255.255.255.255"))
+    usual = build(ReportSpec(hops=hops))
+    collector = Collector(MemoryStore(), VirtualClock())
+    collector.feed([odd, usual, odd, usual])
+    counters = collector.counters
+    assert counters.reports.accepted == 4
+    assert counters.events["flow_path"] == 2 and counters.events["flow_latency"] == 2
+    assert len(collector.fast.tables["flow_path"]) == 2

@@ -1,0 +1,46 @@
+"""The compiled fast path's key table against a dict: slots in order of
+first appearance across batches, through growth and rehashing, with the
+all-ones key (the table's empty mark, an address pair 255.255.255.255 both
+ways) kept apart; and the layout loop's row sums and row checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from controller.collector import fastloop
+from controller.collector.fastloop import EMPTY, HashIndex
+
+pytestmark = pytest.mark.skipif(not fastloop.COMPILED, reason="numba does not import here")
+
+
+def test_hash_index_numbers_keys_by_first_appearance_like_a_dict() -> None:
+    rng = np.random.default_rng(1)
+    index, model = HashIndex(capacity=4), {}
+    for size in (1, 7, 300, 5000, 40_000, 3):
+        keys = rng.integers(0, 1 << 63, size, dtype=np.uint64)
+        keys[rng.random(size) < 0.3] = np.uint64(7)  # repeats within a batch
+        keys[::97] = EMPTY
+        if size > 100:
+            keys[:50] = index.keys[:50] if index.count >= 50 else keys[:50]  # known ones
+        want = [model.setdefault(int(k), len(model)) for k in keys.tolist()]
+        assert index.lookup(keys).tolist() == want
+        assert index.count == len(model)
+    assert index.keys.tolist() == list(model)
+    assert index.key(model[int(EMPTY)]) == int(EMPTY)
+
+
+def test_row_helpers() -> None:
+    rng = np.random.default_rng(2)
+    rows = rng.integers(0, 1 << 32, (500, 6), dtype=np.uint64).astype(np.uint32)
+    sums = np.empty(len(rows), dtype=np.int64)
+    fastloop.row_sums(rows, sums)
+    assert sums.tolist() == [sum(int(v) for v in row) for row in rows]
+    hashes = np.empty(len(rows), dtype=np.uint64)
+    fastloop.row_hashes(rows[:, ::-1], hashes)  # a strided view, as paths are read
+    assert len(set(hashes.tolist())) == len(rows) and EMPTY not in hashes
+    slots = rng.integers(0, len(rows), 200)
+    assert fastloop.rows_equal(rows, slots, rows[slots])
+    other = rows[slots].copy()
+    other[150, 5] ^= 1
+    assert not fastloop.rows_equal(rows, slots, other)
