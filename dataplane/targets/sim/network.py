@@ -106,25 +106,34 @@ class EgressPort:
         if depth >= self.depth:
             self.drops += 1
             return
-        q.append((job, self.sim.now_ns, depth))
         if depth + 1 > self.max_depth:
             self.max_depth = depth + 1
-        if not self.busy:
-            self.busy = True
-            if self.free_at <= self.sim.now_ns:
-                # An idle port serves at once, as BMv2's egress thread does;
-                # no event needed.
-                self._dequeue()
-            else:
-                self.sim.at_ns(self.free_at, self._dequeue)
+        now = self.sim.now_ns
+        if self.busy:
+            q.append((job, now, depth))
+            return
+        self.busy = True
+        if self.free_at <= now:
+            # An idle port serves at once, as BMv2's egress thread does: no
+            # event, and the packet never sits in the (empty) queue.
+            self._serve(job, now, 0)
+        else:
+            q.append((job, now, depth))
+            self.sim.at_ns(self.free_at, self._dequeue)
 
     def _dequeue(self) -> None:
-        sim = self.sim
         job, enq_ns, enq_depth = self.queue.popleft()
+        self._serve(job, enq_ns, enq_depth)
+
+    def _serve(self, job: EgressJob, enq_ns: int, enq_depth: int) -> None:
+        """Egress and transmission of the packet at the head of the line;
+        the port stays busy until ``free_at``."""
+        sim = self.sim
         now = sim.now_ns
         sw = self.switch
         out, clones, recirc = sw.engine.egress(
-            job, sw.ts_us(enq_ns), enq_depth, (now - enq_ns) // NS_PER_US, len(self.queue))
+            job, enq_ns // NS_PER_US + sw.offset_us, enq_depth, (now - enq_ns) // NS_PER_US,
+            len(self.queue))
         gap = self.gap_ns
         for _port, packet in out:
             self.tx_packets += 1
@@ -240,8 +249,13 @@ class SimSwitch:
     def ingress(self, port: int, packet: bytes, instance_type: int = 0,
                 preserved: Any = None) -> None:
         jobs, again = self.engine.ingress(port, packet, instance_type, preserved)
+        ports = self.ports
         for job in jobs:
-            self.enqueue(job)
+            ep = ports.get(job.port)
+            if ep is not None:
+                ep.enqueue(job)
+            else:
+                self.enqueue(job)
         for item in again:
             self.ingress(*item)
 
