@@ -76,15 +76,15 @@ def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
     (the newest one, or the one from --run). With --sim the network is built
     here with routes installed, and the shell reaches the switch's in-process
     P4Runtime service through a gRPC bridge; virtual time stands still while
-    the shell is open, or moves at --pace. The shell runs in its own virtual environment
-    (.venv-p4rt-shell, made on first use) and exits with its status.
+    the shell is open, or moves at --pace. The shell runs in its own virtual
+    environment (.venv-p4rt-shell, made on first use) and exits with its
+    status.
     """
     from orchestration.p4rt_shell import clean_env, shell_argv
 
     if sim_topo is None:
         given = [f"--{k.replace('_', '-')}" for k, v in params.items() if v is not None]
-        if pace:
-            given.append("--pace")
+        given += [flag for flag, used in (("--net-seed", net_seed), ("--pace", pace)) if used]
         if given or program != "l3_forward":
             raise IntbedError(f"{(given or ['--program'])[0]} applies to a sim switch only: "
                               "add --sim TOPOLOGY")
