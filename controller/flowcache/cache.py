@@ -11,7 +11,7 @@ statistics"), exact in integers. See docs/flowcache.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,21 +120,25 @@ class Events:
         return len(self.key0)
 
 
-def _drain(head: np.ndarray, tail: np.ndarray, arrays: tuple[np.ndarray, ...]
-           ) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Copy out what each ring holds, oldest first, and empty the rings."""
+def _drain(head: np.ndarray, tail: np.ndarray, arrays: tuple[np.ndarray, ...],
+           rings: Iterable[int] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Copy out what the rings hold, oldest first, then free what was read.
+    Single consumer per ring: the tail moves only after the copy, by what
+    was copied, so a producer adding meanwhile loses nothing."""
     cap = arrays[0].shape[1]
     slots = []
-    for r in range(len(head)):
+    for r in range(len(head)) if rings is None else rings:
         n = int(head[r] - tail[r])
         if n:
-            slots.append((r, (int(tail[r]) + np.arange(n)) % cap))
-        tail[r] = head[r]
+            slots.append((r, n, (int(tail[r]) + np.arange(n)) % cap))
     if not slots:
         return np.zeros(0, np.int64), [a[0, :0] for a in arrays]
-    ring_index = np.concatenate([np.full(len(s), r, np.int64) for r, s in slots])
-    slot_index = np.concatenate([s for _, s in slots])
-    return ring_index, [a[ring_index, slot_index] for a in arrays]
+    ring_index = np.concatenate([np.full(n, r, np.int64) for r, n, _ in slots])
+    slot_index = np.concatenate([s for _, _, s in slots])
+    out = [a[ring_index, slot_index] for a in arrays]
+    for r, n, _ in slots:
+        tail[r] += n
+    return ring_index, out
 
 
 class FlowCache:
@@ -245,14 +249,16 @@ class FlowCache:
         c = self.counters
         return {"general": c["general_ring_overflow"], "event": c["event_ring_overflow"]}
 
-    def drain_evictions(self) -> Evictions:
+    def drain_evictions(self, rings: Iterable[int] | None = None) -> Evictions:
+        """Empty the general rings (or those listed), as a host reader does."""
         head, tail, *arrays = self.gring
-        ring, out = _drain(head, tail, tuple(arrays))
+        ring, out = _drain(head, tail, tuple(arrays), rings)
         return Evictions(ring, *out)
 
-    def drain_events(self) -> Events:
+    def drain_events(self, rings: Iterable[int] | None = None) -> Events:
+        """Empty the event rings (or those listed)."""
         head, tail, *arrays = self.ering
-        ring, out = _drain(head, tail, tuple(arrays))
+        ring, out = _drain(head, tail, tuple(arrays), rings)
         return Events(ring, *out)
 
     def histograms(self) -> dict[int, np.ndarray]:
