@@ -220,9 +220,6 @@ def test_control_character_in_topology_is_located(tmp_path: Path) -> None:
                    "text; is this the right file?\n")
 
 
-@pytest.mark.xfail(strict=True, reason="the compiler does not check an extern "
-                   "constructor's argument count: IndexError in "
-                   "dataplane/compiler/codegen/externs.py (found by tests/fuzz)")
 @pytest.mark.parametrize("extern", ["direct_counter() dc;", "counter(8) c;",
                                     "register<bit<8>>() r;"])
 def test_extern_missing_constructor_arguments_is_one_line(tmp_path: Path, extern: str) -> None:
@@ -242,9 +239,6 @@ def test_extern_missing_constructor_arguments_is_one_line(tmp_path: Path, extern
     assert err.startswith(f"{path}:9:")
 
 
-@pytest.mark.xfail(strict=True, reason="the compiler does not check the argument count "
-                   "of update_checksum: IndexError in dataplane/compiler/codegen/externs.py "
-                   "(found by tests/fuzz)")
 def test_checksum_call_missing_an_argument_is_one_line(tmp_path: Path) -> None:
     lines = L3.read_text().splitlines(keepends=True)
     # Only the second of verify_checksum/update_checksum's uses, the update.
@@ -256,9 +250,6 @@ def test_checksum_call_missing_an_argument_is_one_line(tmp_path: Path) -> None:
     assert err.startswith(f"{path}:") and ": error: " in err
 
 
-@pytest.mark.xfail(strict=True, reason="a program without 'main' that calls a register "
-                   "method: KeyError 'packet_length' in dataplane/compiler/codegen/externs.py "
-                   "(found by tests/fuzz: int_md.p4 cut short)")
 def test_extern_call_in_a_program_without_main(tmp_path: Path) -> None:
     path = tmp_path / "p.p4"
     path.write_text("#include <core.p4>\n#include <v1model.p4>\n"

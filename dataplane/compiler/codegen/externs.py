@@ -715,6 +715,12 @@ class ExternMixin:
         finally:
             self.scope = saved
         kind = t.name
+        ctors = [m for m in getattr(t.decl, "methods", []) if m.name == kind
+                 and m.return_type is None]
+        if ctors and not any(_arity_fits(m.params, len(d.args)) for m in ctors):
+            counts = sorted({len(m.params) for m in ctors})
+            raise self.err(d, f"{kind} takes {' or '.join(map(str, counts))} constructor "
+                              f"argument(s), got {len(d.args)}")
         annos = self.anno_texts(d.annotations)
         ext = ExternRuntime(kind, qname)
 
@@ -796,7 +802,10 @@ class ExternMixin:
             args = self.named_args(methods, e)
         else:
             args = [a.value for a in e.args]
-        plen = slot(self.layout.std_fields["packet_length"])
+        # A program without main has no standard metadata: its code is
+        # checked, never run, so any length will do there.
+        plen_slot = self.layout.std_fields.get("packet_length")
+        plen = slot(plen_slot) if plen_slot is not None else "0"
         if kind == "register":
             vt = strip(sym.type).args[0] if strip(sym.type).args else BitT(32)  # type: ignore[union-attr]
             if name == "read":
@@ -955,6 +964,10 @@ class ExternMixin:
                         want: Type | None) -> Val:
         args = self.named_args(sym.overloads, e) if any(a.name for a in e.args) else [
             a.value for a in e.args]
+        if not any(_arity_fits(o.params, len(args)) for o in sym.overloads):
+            counts = sorted({len(o.params) for o in sym.overloads})
+            raise self.err(e, f"{name} takes {' or '.join(map(str, counts))} argument(s), "
+                              f"got {len(args)}")
         std = self.layout.std_fields
         void = Val(VoidT())
         if name == "mark_to_drop":
@@ -1355,6 +1368,14 @@ def _value_set_fields(t: Type, prefix: str = "") -> list[tuple[str, int, str]]:
                 kind = (a.body or "exact").strip()
         out.append((name, field_bits(ft), kind))
     return out
+
+
+def _arity_fits(params: list[ast.Param], n: int) -> bool:
+    """Whether ``n`` positional arguments can bind ``params`` (parameters
+    with a default or ``@optional`` may be left out)."""
+    needed = sum(1 for p in params if p.default is None
+                 and not any(a.name == "optional" for a in p.annotations))
+    return needed <= n <= len(params)
 
 
 class _Sig:
