@@ -14,11 +14,13 @@ skipped; nothing here raises on packet bytes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
+from common.pcap import LINKTYPE_ETHERNET, PcapError, PcapReader
 from controller.collector.reports import (
     BatchResult,
     IntSignal,
@@ -70,6 +72,32 @@ def rows_to_batch(rows: np.ndarray, ts: np.ndarray, max_hops: int,
     reports = np.zeros((rows.shape[0], rows.shape[1] + len(TR05_PREFIX)), np.uint8)
     reports[:, len(TR05_PREFIX):] = rows
     return _to_batch(parse_rows(reports, signal), np.asarray(ts, np.int64), max_hops, stats)
+
+
+def pcap_batches(path: str | Path, max_hops: int, batch: int = 8192,
+                 signal: IntSignal = SINK_SIGNAL,
+                 stats: IngestStats | None = None) -> Iterator[PacketBatch]:
+    """A pcap of Ethernet frames as batches in capture order, stamped with
+    the capture times. A file that is not such a pcap is one PcapError line."""
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise PcapError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with stream:
+        reader = PcapReader(stream, str(path))
+        if reader.header is not None and reader.header.linktype != LINKTYPE_ETHERNET:
+            raise PcapError(f"{path}: link type {reader.header.linktype}, the sink reads "
+                            f"Ethernet captures (link type {LINKTYPE_ETHERNET})")
+        frames: list[bytes] = []
+        times: list[int] = []
+        for record in reader:
+            frames.append(record.frame)
+            times.append(record.t_ns)
+            if len(frames) == batch:
+                yield frames_to_batch(frames, np.array(times, np.int64), max_hops, signal, stats)
+                frames, times = [], []
+        if frames:
+            yield frames_to_batch(frames, np.array(times, np.int64), max_hops, signal, stats)
 
 
 def _to_batch(result: BatchResult, ts: np.ndarray, max_hops: int,

@@ -8,9 +8,10 @@ import struct
 from pathlib import Path
 
 import numpy as np
+import pytest
 from scapy.all import IP, UDP, Ether, Raw
 
-from common.pcap import read_pcap
+from common.pcap import LINKTYPE_NULL, PcapError, PcapWriter, read_pcap
 from controller.flowcache.cache import FlowCache, flow_key
 from controller.flowcache.config import FlowCacheConfig
 from controller.flowcache.ingest import (
@@ -19,6 +20,7 @@ from controller.flowcache.ingest import (
     TOO_MANY_HOPS,
     IngestStats,
     frames_to_batch,
+    pcap_batches,
     rows_to_batch,
 )
 from controller.flowcache.trace import QUEUE_MAX, TraceSpec, generate, write_pcap
@@ -140,3 +142,47 @@ def test_trace_flow_sizes_are_heavy_tailed_and_values_bounded() -> None:
     assert queue.max() <= QUEUE_MAX and queue.min() >= 0
     # floor(Exp(mean 40)) has mean 1 / (exp(1 / 40) - 1) = 39.5; 400,000 draws: +/- 0.5
     assert abs(queue.mean() - 39.5) < 0.5
+
+
+def test_pcap_batches_equal_the_trace(tmp_path: Path) -> None:
+    trace = generate(TraceSpec(packets=2500, flows=100, hops=2, instructions=3, seed=6))
+    write_pcap(tmp_path / "t.pcap", trace)
+    stats = IngestStats()
+    batches = list(pcap_batches(tmp_path / "t.pcap", max_hops=2, batch=1000, stats=stats))
+    assert [len(b) for b in batches] == [1000, 1000, 500] and stats.accepted == 2500
+    values = np.concatenate([b.values for b in batches])
+    assert np.array_equal(values[:, :, :3], trace.values[:, :, :3])
+    assert not values[:, :, 3].any()  # the fourth instruction was not in the packets
+    assert np.array_equal(np.concatenate([b.ts for b in batches]), trace.ts)
+    assert {int(p) for b in batches for p in b.present} == {0b0111}
+
+
+def test_pcap_that_is_not_ethernet_or_not_pcap_is_one_line(tmp_path: Path) -> None:
+    with PcapWriter(tmp_path / "null.pcap", linktype=LINKTYPE_NULL) as out:
+        out.write(bytes(40), 0)
+    (tmp_path / "text.pcap").write_text("hello, this is not a capture\n")
+    for name, message in (("null.pcap", "link type 0"), ("text.pcap", "not a pcap file"),
+                          ("absent.pcap", "cannot read")):
+        with pytest.raises(PcapError) as err:
+            list(pcap_batches(tmp_path / name, max_hops=2))
+        assert message in err.value.line() and "\n" not in err.value.line()
+
+
+def test_corrupted_bytes_never_raise() -> None:
+    """Every byte of valid frames flipped at random, lengths cut at random:
+    each frame is taken or counted, never an exception."""
+    rng = np.random.default_rng(12)
+    base = [int_frame([(1, 2, 3, 4)] * h, words=w) for h in (1, 2, 3) for w in (1, 2, 4)]
+    frames = []
+    for _ in range(3000):
+        frame = bytearray(base[rng.integers(len(base))])
+        for at in rng.integers(0, len(frame), rng.integers(1, 4)):
+            frame[at] = rng.integers(256)
+        if rng.random() < 0.3:
+            frame = frame[:rng.integers(0, len(frame))]
+        frames.append(bytes(frame))
+    stats = IngestStats()
+    batch = frames_to_batch(frames, np.arange(len(frames)), max_hops=3, stats=stats)
+    assert stats.total == len(frames) == len(batch) + sum(stats.skipped.values())
+    assert len(batch) > 300 and sum(stats.skipped.values()) > 300
+    FlowCache(FlowCacheConfig(rows=8, buckets=2, max_hops=3)).process(batch)
