@@ -1,26 +1,30 @@
 """Collector speed on one core: reports/s parsed and through the fast path.
 
-(a) batch replay from memory: ``parse_rows`` alone, and ``Collector.feed``
-(parse, metrics, event detection; the events go to a ``MemoryStore``, as
-cheap as store none) in the receiver's batch size and in one call, timed
-by CPU (``time.process_time``) and wall clock;
-(b) live UDP on loopback: a sender process paces reports at a given rate
-to a ``UdpReceiver`` feeding a ``Collector``; what was received against
-what was sent, kernel drops included, at 100,000 reports/s and at the
-highest of a few rates with < 0.1 % loss.
+(a) batch replay from memory: ``parse_rows`` alone; ``Collector.feed`` of
+bytes in the receiver's batch size and in one call; ``Collector.feed_rows``
+of the reports in memory in several batch sizes (parse, metrics, event
+detection, Info tables; the events go to a ``MemoryStore``, as cheap as
+store none), timed by CPU (``time.process_time``, best of 3) and wall clock;
+(b) live UDP on loopback: a sender process (``sendmmsg`` from a
+preallocated block) paces reports at given rates, then unpaced, to a
+``UdpReceiver`` (``recvmmsg``) feeding a ``Collector``; what was received
+against what was sent, kernel drops included (received + drops = sent);
+(c) the CPU cost per datagram of each side of loopback UDP measured alone,
+and the ceilings per core it implies.
 
 Reports are TR v2.0 carrying INT-MD v2.0 over UDP, 6 hops, all nine
-baseline instructions (bits 0-8), 100 flows; they are written here from
-``docs/telemetry_report_format.md`` with numpy, independently of the parser.
-Target figures (2,000,000 reports/s batch; 1,000,000 reports/s live, and
-< 0.1 % loss at 500,000/s) sit beside the measured ones in the dict.
+baseline instructions (bits 0-8), 100 flows: ``controller.collector.synthetic``'s
+template (struct, from ``docs/telemetry_report_format.md``) with the
+per-report values written here with numpy, independently of the parser.
+Each target (2,000,000 reports/s batch; 1,000,000 reports/s live, and
+< 0.1 % loss at 500,000/s) sits beside its measured value in
+``versus_target``.
 """
 
 from __future__ import annotations
 
 import json
 import socket
-import struct
 import subprocess
 import sys
 import time
@@ -35,58 +39,32 @@ from controller.collector.pipeline import Collector, CollectorConfig
 from controller.collector.receiver import DEFAULT_BATCH, UdpReceiver
 from controller.collector.reports import parse_rows
 from controller.collector.stores import MemoryStore
+from controller.collector.synthetic import (
+    GROUP,
+    HOP_BYTES,
+    HOP_FIELDS,
+    STACK,
+    UDP,
+    report_length,
+    template,
+)
 from controller.wallclock import WallClock
 
 TARGET = {"batch_reports_per_s": 2_000_000, "live_reports_per_s": 1_000_000,
           "live_loss_free_rate": 500_000, "max_loss": 0.001}
 HOPS = 6
 FLOWS = 100
-INSTRUCTIONS = 0xFF80  # INT v2.0 bits 0-8: node, L1 ports, latency, queue, ts in/out, L2 ports,
-#                        tx util, buffer
-HOP_WORDS = 12  # 1 + 1 + 1 + 1 + 2 + 2 + 2 + 1 + 1
-HOP_BYTES = 4 * HOP_WORDS
-INT_DSCP = 0x17  # the parser's default INT signal
 FIRST_SPORT = 1000
-DPORT = 5001
-SRC_IP = 0x0A000001
-DST_IP = 0x0A000102
 LIVE_RATES = (100_000, 200_000, 300_000, 500_000, 1_000_000)
 REPLAY_BATCHES = (1024, 4096, 8192, 16384)
 LIVE_BATCH = 8192  # reports per feed: the fast path's fixed cost per call spread thin
 
-# byte offsets in a report (UDP payload of the report packet)
-GROUP = 0  # TR v2.0 group header, 8 bytes
-INDIVIDUAL = 8  # individual report header, 4 bytes
-MAIN = 12  # RepMdBits .. DSMdStatus, 8 bytes, no metadata words
-IPV4 = 20  # inner packet (InType 4: IPv4 directly)
-UDP = IPV4 + 20
-SHIM = UDP + 8
-INT_HEADER = SHIM + 4
-STACK = INT_HEADER + 12
-LENGTH = STACK + HOPS * HOP_BYTES
-# per hop, offsets in the hop record (instruction-bit order)
-HOP_FIELDS = {"node_id": (0, 4), "l1_ingress_port": (4, 2), "l1_egress_port": (6, 2),
-              "hop_latency": (8, 4), "queue_id": (12, 1), "queue_occupancy": (13, 3),
-              "ingress_ts": (16, 8), "egress_ts": (24, 8), "l2_ingress_port": (32, 4),
-              "l2_egress_port": (36, 4), "egress_tx_util": (40, 4), "buffer_id": (44, 1),
-              "buffer_occupancy": (45, 3)}
+LENGTH = report_length(HOPS)
 
 
 def _template() -> bytes:
     """One report with the per-report values left zero."""
-    inner_len = LENGTH - IPV4
-    group = struct.pack("!II", (2 << 28) | (0 << 22), 0)  # Ver 2, hw_id 0, seq 0; node id 0
-    report_words = (LENGTH - INDIVIDUAL - 4) // 4
-    individual = struct.pack("!BBBB", (1 << 4) | 4, report_words, 0, 0x20)  # INT, IPv4; F
-    main = struct.pack("!HHHH", 0, 0, 0, 0)
-    ip = struct.pack("!BBHHHBBHII", 0x45, INT_DSCP << 2, inner_len, 0, 0x4000, 64, 17, 0,
-                     SRC_IP, DST_IP)
-    udp = struct.pack("!HHHH", 0, DPORT, inner_len - 20, 0)
-    shim = struct.pack("!BBBB", 1 << 4, (12 + HOPS * HOP_BYTES) // 4, 0, INT_DSCP << 2)
-    header = struct.pack("!BBBBHHHH", 2 << 4, 0, HOP_WORDS, 64 - HOPS, INSTRUCTIONS, 0, 0, 0)
-    out = group + individual + main + ip + udp + shim + header + bytes(HOPS * HOP_BYTES)
-    assert len(out) == LENGTH and report_words * 4 + 4 + INDIVIDUAL == LENGTH
-    return out
+    return template(HOPS)
 
 
 def _put(rows: np.ndarray, at: int, size: int, values: np.ndarray) -> None:

@@ -3,16 +3,21 @@
 A wakeup of the socket takes every datagram waiting into one preallocated
 buffer (``batch`` slots of ``max_datagram`` bytes): on Linux with
 ``recvmmsg(2)`` (``mmsg.py``), up to 1024 datagrams per system call and no
-Python object per datagram; elsewhere with one ``recv_into`` each. The
-fast path has a fixed cost per call (numpy calls per metric), so a batch is fed when
-the buffer is full or ``linger_s`` after its first datagram, not at every
-wakeup: at tens of thousands of reports per second, wakeups come every
-millisecond or two and feeding each would spend most of the time on that
-fixed cost. Events reach the queue at most ``linger_s`` later, against the
-normal path's flush every second. When all datagrams of a batch have the
-same length (one switch, one INT configuration: the usual case) the
-collector reads them in place as rows of the buffer (``feed_rows``);
-otherwise they are copied out as bytes (``feed``).
+Python object per datagram; elsewhere with one ``recv_into`` each.
+
+The fast path has a fixed cost per call (numpy calls per metric), so a
+batch is fed when the buffer is full or ``linger_s`` after its first
+datagram, not at every wakeup: at tens of thousands of reports per second,
+wakeups come every millisecond or two and feeding each would spend most of
+the time on that fixed cost. Events reach the queue at most ``linger_s``
+later, against the normal path's flush every second. The compiled loops
+of the fast path are loaded at construction (``warm_up``), not by the
+first batch, during which a busy socket would overflow.
+
+When all datagrams of a batch have the same length (one switch, one INT
+configuration: the usual case) the collector reads them in place as rows
+of the buffer (``feed_rows``); otherwise they are copied out as bytes
+(``feed``).
 
 Each report gets the time of the wakeup that took it. A datagram longer
 than a slot is counted (``oversize``) and not fed: cut, it would only be
@@ -40,8 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from common.errors import IntbedError
-from controller.collector import mmsg
-from controller.collector.pipeline import Collector
+from controller.collector import fastloop, mmsg, synthetic
+from controller.collector.events import Thresholds
+from controller.collector.pipeline import Collector, Counters, FastPath, ValueQueue
 
 DEFAULT_PORT = 32766  # the report port int_md.p4's reports go to
 DEFAULT_BATCH = 1024
@@ -168,6 +174,25 @@ def kernel_drops(sock: socket.socket) -> int | None:
     return None
 
 
+_warm = False
+
+
+def warm_up() -> None:
+    """Two synthetic reports through a throwaway fast path, once per
+    process, as rows and as bytes: numba loads the compiled loops at their
+    first call (a few hundred milliseconds), which must not happen while a
+    socket fills."""
+    global _warm
+    if _warm or not fastloop.COMPILED:
+        return
+    fast = FastPath(ValueQueue(1000), Counters(), Thresholds())
+    rows = np.tile(np.frombuffer(synthetic.template(3), dtype=np.uint8), (2, 1))
+    rows[1, synthetic.UDP + 1] = 1  # a second flow
+    fast.process_rows(rows, 0.0)
+    fast.process([row.tobytes() for row in rows], 0.0)
+    _warm = True
+
+
 class UdpReceiver:
     """Binds at construction (so a busy port fails at once); ``run`` feeds
     the collector until ``stop`` or a deadline, in the caller's thread, and
@@ -185,6 +210,7 @@ class UdpReceiver:
         self.linger_s = linger_s
         self.stats = ReceiverStats()
         self.sock = _bind(host, port, rcvbuf)
+        warm_up()
         self.address: tuple[str, int] = self.sock.getsockname()[:2]
         self._mmsg = (mmsg.MmsgReceiver(self.sock, batch, max_datagram)
                       if use_mmsg and mmsg.available() else None)

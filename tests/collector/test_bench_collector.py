@@ -10,7 +10,6 @@ from benchmarks.collector import (
     FIRST_SPORT,
     FLOWS,
     HOPS,
-    INSTRUCTIONS,
     bench_batch,
     bench_live,
     flow_path,
@@ -20,6 +19,7 @@ from benchmarks.collector import (
     versus_target,
 )
 from controller.collector.reports import ParsedReport, parse_report
+from controller.collector.synthetic import INSTRUCTIONS
 
 
 def test_generated_reports_parse_to_the_values_put_in() -> None:
