@@ -85,6 +85,9 @@ class Thresholds:
             return self._array.copy()
 
 
+_NO_CACHE = np.zeros((0, 2), dtype=np.uint64)
+
+
 @dataclass(slots=True)
 class TableEvents:
     """Events of one batch in one table: slot, value, report, and position
@@ -111,7 +114,7 @@ class MetricTable:
     numbered (first appearance against key order)."""
 
     __slots__ = ("metric", "index", "state", "ref", "latest", "seen_ns", "dirty", "compiled",
-                 "_found")
+                 "_found", "_caches")
 
     def __init__(self, metric: Metric, compiled: bool | None = None) -> None:
         self.metric = metric
@@ -121,6 +124,7 @@ class MetricTable:
         self.state = np.zeros((0, 4), dtype=np.int64)
         self._views()
         self._found = np.empty((4, 0), dtype=np.int64)  # reused: a batch's events, then copied
+        self._caches: dict[int, np.ndarray] = {}  # per row width: fastloop.observe_rows' cache
 
     def _views(self) -> None:
         """``ref``, ``latest``, ``seen_ns`` and ``dirty`` (0/1) per slot: the
@@ -155,11 +159,13 @@ class MetricTable:
         return self.index.lookup(keys), events.positions
 
     def observe_rows(self, keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
-                     report_ns: np.ndarray, threshold: float,
-                     detect: bool = True) -> TableEvents:
+                     report_ns: np.ndarray, threshold: float, detect: bool = True,
+                     row_ids: np.ndarray | None = None, row_count: int = 0) -> TableEvents:
         """``observe`` on (rows, width) keys and values taken row by row,
         each row last column first (as ``metrics.Observations`` holds them);
-        row r's time is ``report_ns[reports[r]]``. Returns the events."""
+        row r's time is ``report_ns[reports[r]]``. Returns the events.
+        ``row_ids`` (flow slots, all below ``row_count``) let the compiled
+        loop find a row's slots where the same flow's last row left them."""
         if not self.compiled:
             flat_keys = keys[:, ::-1].ravel()
             flat_values = values[:, ::-1].ravel().astype(np.int64)
@@ -179,11 +185,28 @@ class MetricTable:
         if values.dtype == np.uint64:  # compiled, uint64 - int64 would be a float
             values = values.astype(np.int64)
         table, keys_by_slot = index.arrays
+        width = keys.shape[1]
+        if row_ids is None:
+            row_ids, cache = np.full(len(keys), -1, dtype=np.int64), _NO_CACHE
+        else:
+            cache = self._row_cache(width, row_count)
         index.count, found = fastloop.observe_rows(
             keys, values, reports, report_ns, table, keys_by_slot, index.count, self.state,
             float(threshold), self.metric.categorical, detect, ev_slots, ev_values, ev_reports,
-            ev_pos)
+            ev_pos, row_ids, cache)
         return TableEvents(*self._found[:, :found].copy())
+
+    def _row_cache(self, width: int, rows: int) -> np.ndarray:
+        """The (key, slot) per column of each flow's last row of ``width``
+        values, at least ``rows`` flows; new rows hold no key (``EMPTY``)."""
+        cache = self._caches.get(width)
+        if cache is None or len(cache) < rows:
+            grown = np.full((max(rows, 64, 2 * (0 if cache is None else len(cache))),
+                             2 * width), fastloop.EMPTY, dtype=np.uint64)
+            if cache is not None:
+                grown[:len(cache)] = cache
+            cache = self._caches[width] = grown
+        return cache
 
     def _observe_numpy(self, keys: np.ndarray, values: np.ndarray, times_ns: np.ndarray,
                        threshold: float, detect: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -101,7 +101,7 @@ def observe_rows(keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
                  report_ns: np.ndarray, table: np.ndarray, keys_by_slot: np.ndarray, count: int,
                  state: np.ndarray, threshold: float, categorical: bool, detect: bool,
                  ev_slots: np.ndarray, ev_values: np.ndarray, ev_reports: np.ndarray,
-                 ev_pos: np.ndarray) -> tuple[int, int]:
+                 ev_pos: np.ndarray, row_ids: np.ndarray, cache: np.ndarray) -> tuple[int, int]:
     """Key lookup and the event rule of section III-D in one pass.
 
     ``keys`` and ``values`` are (rows, width): row r belongs to report
@@ -115,18 +115,38 @@ def observe_rows(keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
     with columns reversed); latest value, time and the dirty flag (``state``
     columns) are written for every value. Returns the new key count and the
     number of events. The caller keeps the table at most half full after
-    ``rows * width`` new keys and ``state``, ``keys_by_slot`` that large."""
+    ``rows * width`` new keys and ``state``, ``keys_by_slot`` that large.
+
+    ``row_ids[r]`` (a flow slot; -1: none) picks row ``row_ids[r]`` of
+    ``cache``, which holds (key, slot) per column as that flow's last row
+    had them: a flow's keys rarely change (a path change), so most values
+    find their slot there without hashing."""
     width = keys.shape[1]
     found = 0
     for r in range(keys.shape[0]):
         report = reports[r]
         now = report_ns[report]
+        row = row_ids[r]
         for c in range(width - 1, -1, -1):
             key = keys[r, c]
             value = np.int64(values[r, c])
-            at, hit = _find(table, key)
+            if row >= 0 and cache[row, 2 * c] == key:
+                slot = np.int64(cache[row, 2 * c + 1])
+                hit = True
+            else:
+                at, hit = _find(table, key)
+                if hit:
+                    slot = np.int64(table[2 * at + 1])
+                else:
+                    table[2 * at] = key
+                    table[2 * at + 1] = count
+                    keys_by_slot[count] = key
+                    slot = count
+                    count += 1
+                if row >= 0:
+                    cache[row, 2 * c] = key
+                    cache[row, 2 * c + 1] = slot
             if hit:
-                slot = np.int64(table[2 * at + 1])
                 if not detect:
                     event = True
                 elif categorical:
@@ -134,11 +154,6 @@ def observe_rows(keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
                 else:
                     event = abs(value - state[slot, REF]) > threshold
             else:
-                table[2 * at] = key
-                table[2 * at + 1] = count
-                keys_by_slot[count] = key
-                slot = count
-                count += 1
                 event = True
             if event:
                 state[slot, REF] = value

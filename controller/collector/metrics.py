@@ -265,6 +265,7 @@ class Observations:
     keys: np.ndarray
     values: np.ndarray
     reports: np.ndarray
+    flows: np.ndarray | None = None  # each row's flow slot (one layout group only)
 
     def __len__(self) -> int:
         return self.values.size
@@ -295,24 +296,26 @@ def _group_values(group: ReportGroup, space: KeySpace, out: Parts) -> None:
     if any(column is None for column in flow):
         return
     hops = group.hops  # newest hop first, as on the wire
-    flow_slot = space.flow_slots(*flow).astype(_U64)[:, None]  # type: ignore[arg-type]
+    flows = space.flow_slots(*flow)  # type: ignore[arg-type]
+    flow_slot = flows.astype(_U64)[:, None]
     one = np.asarray(group.index, dtype=np.int64)
     sw = hops.get("node_id")
     if sw is not None:
         path = space.paths.lookup(sw[:, ::-1])
-        out[FLOW_PATH].append(Observations(flow_slot, path[:, None], one))
+        out[FLOW_PATH].append(Observations(flow_slot, path[:, None], one, flows))
     latency = hops.get("hop_latency")
     if latency is not None:
-        out[FLOW_LATENCY].append(Observations(flow_slot, _row_sums(latency)[:, None], one))
+        out[FLOW_LATENCY].append(Observations(flow_slot, _row_sums(latency)[:, None], one, flows))
         if sw is not None:
-            out[FLOW_HOP_LATENCY].append(Observations(_pack(flow_slot, 32, sw), latency, one))
+            out[FLOW_HOP_LATENCY].append(
+                Observations(_pack(flow_slot, 32, sw), latency, one, flows))
     if sw is None:
         return
     for metric, shift in ((QUEUE_OCCUPANCY, 8), (QUEUE_CONGESTION, 8), (LINK_UTILIZATION, 16)):
         _, id_field, value_field = metric.fields
         if id_field in hops and value_field in hops:
             out[metric].append(Observations(_pack(sw, shift, hops[id_field]), hops[value_field],
-                                            one))
+                                            one, flows))
 
 
 def _row_sums(values: np.ndarray) -> np.ndarray:

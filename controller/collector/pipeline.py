@@ -199,7 +199,8 @@ class FastPath:
             for metric, obs in extract(result, self.space).items():
                 found = self.tables[metric.name].observe_rows(
                     obs.keys, obs.values, obs.reports, times_ns,
-                    thresholds[_METRIC_INDEX[metric]], detect)
+                    thresholds[_METRIC_INDEX[metric]], detect, obs.flows,
+                    self.space.flows.count)
                 counters.values += len(obs)
                 if detect:
                     counters.events[metric.name] += len(found)

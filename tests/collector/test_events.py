@@ -225,3 +225,32 @@ def test_compiled_rows_take_the_last_column_first() -> None:
     assert found.values.tolist() == [0, 100, 100]
     assert found.reports.tolist() == [0, 0, 1]
     assert [table.index.key(s) for s in found.slots.tolist()] == [2, 1, 2]
+
+
+@pytest.mark.skipif(not fastloop.COMPILED, reason="numba does not import here")
+def test_row_cache_gives_the_events_of_plain_lookups() -> None:
+    """Rows of 4 keys per flow (a path), each flow's keys changing now and
+    then and shared between flows: found through the per-flow cache or by
+    hashing every key, the events and the table are the same."""
+    rng = np.random.default_rng(11)
+    flows, size = 50, 6000
+    paths = rng.integers(0, 40, (flows, 4)).astype(np.uint64)
+    cached, plain = MetricTable(QUEUE_OCCUPANCY), MetricTable(QUEUE_OCCUPANCY)
+    start = 0
+    while start < size:
+        rows = int(rng.integers(1, 700))
+        flow = rng.integers(0, flows, rows)
+        for moved in flow[rng.random(rows) < 0.05].tolist():  # path changes: new keys
+            paths[moved] = rng.integers(0, 40, 4).astype(np.uint64)
+        keys = paths[flow] * np.uint64(1000) + np.arange(4, dtype=np.uint64)
+        keys[rng.random(rows) < 0.02, 1] += np.uint64(7)  # and single keys changing
+        values = rng.integers(0, 200, (rows, 4)).astype(np.uint32)
+        reports = np.arange(rows)
+        times = rng.integers(0, 1 << 40, rows)
+        got = cached.observe_rows(keys, values, reports, times, 30.0, True, flow, flows)
+        want = plain.observe_rows(keys, values, reports, times, 30.0, True)
+        assert got.positions.tolist() == want.positions.tolist()
+        assert got.values.tolist() == want.values.tolist()
+        assert got.slots.tolist() == want.slots.tolist()
+        start += rows
+    assert _state(cached) == _state(plain)
