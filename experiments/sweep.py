@@ -15,6 +15,7 @@ so a cluster run writes the same files, byte for byte, as a local one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import IntbedError
+from dataplane.compiler.options import CompileOptions, compile_options
+from dataplane.compiler.options import current as current_options
 
 CONNECT_TIMEOUT_S = 10
 LOCAL_PREFIX = "local:"
@@ -77,6 +80,11 @@ class Failure:
     error: str
 
 
+def _under_options(opts: CompileOptions, fn: Callable[[Any], Any], point: Any) -> Any:
+    with compile_options(opts.defines, opts.include_dirs):
+        return fn(point)
+
+
 def run_points(fn: Callable[[Any], Any], points: Sequence[Any], *, label: str, jobs: int,
                cluster: str | None, journal: Journal | None, progress: Progress) -> list[Any]:
     """``[fn(p) for p in points]``; points already in ``journal`` are not run
@@ -97,6 +105,11 @@ def run_points(fn: Callable[[Any], Any], points: Sequence[Any], *, label: str, j
     done = total - len(todo)
     progress(label, done, total)
     failures: list[Failure] = []
+    opts = current_options()
+    if opts:
+        # A command's -D/-I travel with each point to whatever runs it
+        # (a forked or spawned process, a Dask worker elsewhere).
+        fn = functools.partial(_under_options, opts, fn)
 
     def finished(i: int, value: Any) -> None:
         nonlocal done

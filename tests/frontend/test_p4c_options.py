@@ -104,3 +104,17 @@ def test_p4c_gets_the_same_options(files: tuple[Path, Path], tmp_path: Path) -> 
     assert cmd[cmd.index("-I") + 1] == str(inc)
     assert _cache_key(src, "v", [inc], {"EXTRA": "1"}) != _cache_key(src, "v", [inc],
                                                                      {"EXTRA": "0"})
+
+
+def _compiled_tables(src: Path) -> int:
+    return len(compile_file(src).tables)
+
+
+def test_defines_reach_sweep_workers(files: tuple[Path, Path], tmp_path: Path) -> None:
+    from experiments.sweep import run_points
+
+    src, inc = files
+    with compile_options({"EXTRA": "1"}, [inc]):
+        counts = run_points(_compiled_tables, [src, src], label="t", jobs=2, cluster=None,
+                            journal=None, progress=lambda *a: None)
+    assert counts == [2, 2]
