@@ -125,6 +125,7 @@ class StfKey:
     care_mask: int | None = None
     care_bits: int | None = None
     has_wildcards: bool = False
+    high: int | None = None  # ``LOW->HIGH`` of a range key (value is LOW)
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,6 +423,10 @@ def _key(word: str, loc: Loc) -> StfKey:
     if not sep or not text:
         raise StfError(f"a key must be NAME:VALUE, got {word!r}", loc)
     name = _name(name, loc, "key")
+    if "->" in text:
+        # bmv2stf passes the text on to simple_switch_CLI, whose range keys read so.
+        low, _, high = text.partition("->")
+        return StfKey(name, _number(low, loc), high=_number(high, loc))
     if "&&&" in text:
         value, _, mask = text.partition("&&&")
         return StfKey(name, _number(value, loc), mask=_number(mask, loc))
@@ -772,6 +777,10 @@ def _match_spec(field_info: MatchFieldInfo, key: StfKey, loc: Loc) -> MatchSpec:
         raise StfError(f"{where}: 'V&&&MASK' is for ternary keys", loc)
     if prefix_len is not None and kind != "lpm":
         raise StfError(f"{where}: 'V/LEN' is for lpm keys", loc)
+    if key.high is not None:
+        if kind != "range":
+            raise StfError(f"{where}: 'LOW->HIGH' is for range keys", loc)
+        return RangeMatch(key.value, key.high)
     if kind == "ternary" and mask is None:
         mask = key.care_mask
     if kind == "lpm" and prefix_len is None and key.care_bits is not None:
