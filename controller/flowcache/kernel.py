@@ -174,25 +174,6 @@ def flush_rows(start, stop, now, table, gring, params, counters):
 
 
 @nb.njit(cache=True)
-def _push_event(ring, key0, key1, switch, hop, value, bitmap, ts, ering, counters):
-    head, tail, e_key0, e_key1, e_switch, e_hop, e_value, e_bitmap, e_ts = ering
-    cap = e_key0.shape[1]
-    counters[C_EVENTS] += 1
-    if head[ring] - tail[ring] >= cap:
-        counters[C_E_OVERFLOW] += 1
-        return
-    s = head[ring] % cap
-    e_key0[ring, s] = key0
-    e_key1[ring, s] = key1
-    e_switch[ring, s] = switch
-    e_hop[ring, s] = hop
-    e_value[ring, s] = value
-    e_bitmap[ring, s] = bitmap
-    e_ts[ring, s] = ts
-    head[ring] += 1
-
-
-@nb.njit(cache=True)
 def _switch_slot(key, direct_at, direct, sw_keys, sw_slot, sw_list, params, counters):
     """Dense histogram slot of a switch key not found in the direct table:
     by open addressing, inserted on first sight (and then remembered in the
@@ -243,7 +224,13 @@ def process(table, gring, ering, hist, thresholds, params, counters,
     sw_keys, sw_slot, sw_list, counts, edges, nbins, direct, lut, lut_top, lut_full = hist
     direct_ids = direct.shape[0] - DIRECT_HOPS  # direct[:direct_ids] by switch id, then by hop
     buckets, rows, shards = params[P_BUCKETS], params[P_ROWS], params[P_SHARDS]
-    rings = ering[0].shape[0]
+    e_head, e_tail, e_key0, e_key1, e_switch, e_hop, e_value, e_bitmap, e_ts = ering
+    rings, e_cap = e_head.shape[0], e_key0.shape[1]
+    # a packet's events wait here until its ring is known to take them: writing
+    # them in one place keeps the ring's arrays out of helper calls
+    most = latest.shape[1] * 3 + 2
+    pend_switch, pend_hop = np.empty(most, np.int64), np.empty(most, np.int64)
+    pend_value, pend_bits = np.empty(most, np.uint64), np.empty(most, np.int64)
     n = pkt_key0.shape[0]
     # Rows ahead of time, so the memory of packets to come can be asked for
     # early: a row's keys AHEAD packets before, its bucket's values half-way.
@@ -317,6 +304,7 @@ def process(table, gring, ering, hist, thresholds, params, counters,
             sums[b] = 0
             nsamp[b] = 0
         ring = row % rings
+        pending = 0
         mask = params[P_EVENT_MASK]
         present = np.int64(pkt_present[i])
         hops = np.int64(pkt_hops[i])
@@ -361,7 +349,9 @@ def process(table, gring, ering, hist, thresholds, params, counters,
                         bits |= 1 << (m + 2)
                     bits &= mask
                     if bits:
-                        _push_event(ring, k0, ek1, switch, h, _U(v), bits, ts, ering, counters)
+                        pend_switch[pending], pend_hop[pending] = switch, h
+                        pend_value[pending], pend_bits[pending] = v, bits
+                        pending += 1
                     latest[b, h, m] = v
                     sums[b, h, m] += _U(v)
                     nsamp[b, h, m] += 1
@@ -385,15 +375,33 @@ def process(table, gring, ering, hist, thresholds, params, counters,
                 bits |= C_E2E_LATENCY
             bits &= mask
             if bits:
-                _push_event(ring, k0, ek1, WHOLE_PATH, E2E_HOP, _U(total), bits, ts, ering,
-                            counters)
+                pend_switch[pending], pend_hop[pending] = WHOLE_PATH, E2E_HOP
+                pend_value[pending], pend_bits[pending] = total, bits
+                pending += 1
         if first >= 0:
             digest = _FNV_BASIS
             for h in range(hops):
                 digest = (digest ^ _U(pkt_values[i, h, SWITCH_ID])) * _FNV_PRIME
             switch = np.int64(pkt_values[i, first, SWITCH_ID]) if first < hops \
                 else np.int64(WHOLE_PATH)
-            _push_event(ring, k0, ek1, switch, first, digest, PATH_CHANGE, ts, ering, counters)
+            pend_switch[pending], pend_hop[pending] = switch, first
+            pend_value[pending], pend_bits[pending] = digest, PATH_CHANGE
+            pending += 1
+        # the packet's events into its ring, in the order found; a full ring drops them
+        counters[C_EVENTS] += pending
+        for j in range(pending):
+            if e_head[ring] - e_tail[ring] >= e_cap:
+                counters[C_E_OVERFLOW] += 1
+                continue
+            slot_e = e_head[ring] % e_cap
+            e_key0[ring, slot_e] = k0
+            e_key1[ring, slot_e] = ek1
+            e_switch[ring, slot_e] = pend_switch[j]
+            e_hop[ring, slot_e] = pend_hop[j]
+            e_value[ring, slot_e] = pend_value[j]
+            e_bitmap[ring, slot_e] = pend_bits[j]
+            e_ts[ring, slot_e] = ts
+            e_head[ring] += 1
         meta[b, M_COUNT] += 1
         last_ts[b] = ts
         meta[b, M_HOPS] = hops
