@@ -87,6 +87,10 @@ class CommandRunner:
         # Name -> P4Info object per kind, and per table its actions (P4Info is fixed).
         self._objects: dict[str, dict[str, Any]] = {}
         self._table_actions: dict[int, dict[str, Any]] = {}
+        # Per action profile: member handles (BMv2's smallest free, used as
+        # the P4Runtime member id) and groups with their members.
+        self._members: dict[str, set[int]] = {}
+        self._profile_groups: dict[str, dict[int, list[int]]] = {}
 
     # ------------------------------------------------------------------ driving
 
@@ -498,6 +502,209 @@ class CommandRunner:
         self._queue_target(cmd).set_queue_rate(rate, port)
 
 
+    # --------------------------------------------- action profiles and indirect tables
+
+    def _profile(self, cmd: Command, name: str) -> Any:
+        return self._lookup(cmd, "action_profiles", name, "action profile")
+
+    def _table_profile(self, cmd: Command, name: str) -> tuple[Any, Any]:
+        """A table with an implementation, and its action profile."""
+        table = self._table(cmd, name)
+        if not table.implementation_id:
+            raise cmd.fail(f"table {table.preamble.name} has no action profile (use table_add)")
+        for prof in self.client.p4info.action_profiles:
+            if prof.preamble.id == table.implementation_id:
+                return table, prof
+        raise cmd.fail(f"table {table.preamble.name}: its action profile is not in the P4Info")
+
+    def _profile_action(self, cmd: Command, prof: Any, name: str) -> Any:
+        for table_id in prof.table_ids:
+            for table in self.client.p4info.tables:
+                if table.preamble.id == table_id:
+                    return self._action(cmd, table, name)
+        raise cmd.fail(f"action profile {prof.preamble.name} serves no table")
+
+    def _member(self, cmd: Command, prof: Any, word: str) -> int:
+        handle = self._int(cmd, word, "member handle")
+        if handle not in self._members.get(prof.preamble.name, ()):
+            raise cmd.fail(f"action profile {prof.preamble.name} has no member {handle}")
+        return handle
+
+    def _profile_group(self, cmd: Command, prof: Any, word: str) -> int:
+        handle = self._int(cmd, word, "group handle")
+        if handle not in self._profile_groups.get(prof.preamble.name, {}):
+            raise cmd.fail(f"action profile {prof.preamble.name} has no group {handle}")
+        return handle
+
+    @staticmethod
+    def _smallest_free(used: Iterable[int]) -> int:
+        taken = set(used)
+        return next(i for i in range(len(taken) + 1) if i not in taken)
+
+    def _create_member(self, cmd: Command, prof: Any, args: Sequence[str]) -> None:
+        action = self._profile_action(cmd, prof, args[0])
+        params = self._params(cmd, action, args[1:])
+        members = self._members.setdefault(prof.preamble.name, set())
+        handle = self._smallest_free(members)
+        self.client.write_action_profile_member(prof.preamble.name, handle,
+                                                action.preamble.name, params)
+        members.add(handle)
+        self.output.append(f"Member has been created with handle {handle}")
+
+    def act_prof_create_member(self, cmd: Command) -> None:
+        args = self._args(cmd, 2, None, "PROFILE ACTION [PARAMS...]")
+        self._create_member(cmd, self._profile(cmd, args[0]), args[1:])
+
+    def act_prof_delete_member(self, cmd: Command) -> None:
+        args = self._args(cmd, 2, 2, "PROFILE MEMBER")
+        prof = self._profile(cmd, args[0])
+        self._delete_member(cmd, prof, args[1])
+
+    def _delete_member(self, cmd: Command, prof: Any, word: str) -> None:
+        handle = self._member(cmd, prof, word)
+        self.client.delete_action_profile_member(prof.preamble.name, handle)
+        self._members[prof.preamble.name].discard(handle)
+
+    def act_prof_modify_member(self, cmd: Command) -> None:
+        args = self._args(cmd, 3, None, "PROFILE ACTION MEMBER [PARAMS...]")
+        prof = self._profile(cmd, args[0])
+        self._modify_member(cmd, prof, args[1:])
+
+    def _modify_member(self, cmd: Command, prof: Any, args: Sequence[str]) -> None:
+        action = self._profile_action(cmd, prof, args[0])
+        handle = self._member(cmd, prof, args[1])
+        params = self._params(cmd, action, args[2:])
+        self.client.write_action_profile_member(prof.preamble.name, handle,
+                                                action.preamble.name, params, update="modify")
+
+    def _create_group(self, prof: Any) -> None:
+        groups = self._profile_groups.setdefault(prof.preamble.name, {})
+        handle = self._smallest_free(groups)
+        self.client.write_action_profile_group(prof.preamble.name, handle, [])
+        groups[handle] = []
+        self.output.append(f"Group has been created with handle {handle}")
+
+    def act_prof_create_group(self, cmd: Command) -> None:
+        args = self._args(cmd, 1, 1, "PROFILE")
+        self._create_group(self._profile(cmd, args[0]))
+
+    def act_prof_delete_group(self, cmd: Command) -> None:
+        args = self._args(cmd, 2, 2, "PROFILE GROUP")
+        self._delete_group(cmd, self._profile(cmd, args[0]), args[1])
+
+    def _delete_group(self, cmd: Command, prof: Any, word: str) -> None:
+        handle = self._profile_group(cmd, prof, word)
+        self.client.delete_action_profile_group(prof.preamble.name, handle)
+        del self._profile_groups[prof.preamble.name][handle]
+
+    def _regroup(self, cmd: Command, prof: Any, args: Sequence[str], add: bool) -> None:
+        member = self._member(cmd, prof, args[0])
+        group = self._profile_group(cmd, prof, args[1])
+        members = self._profile_groups[prof.preamble.name][group]
+        if add == (member in members):
+            raise cmd.fail(f"member {member} is {'already' if add else 'not'} in group {group}")
+        changed = [*members, member] if add else [m for m in members if m != member]
+        self.client.write_action_profile_group(prof.preamble.name, group, changed,
+                                               update="modify")
+        self._profile_groups[prof.preamble.name][group] = changed
+
+    def act_prof_add_member_to_group(self, cmd: Command) -> None:
+        args = self._args(cmd, 3, 3, "PROFILE MEMBER GROUP")
+        self._regroup(cmd, self._profile(cmd, args[0]), args[1:], add=True)
+
+    def act_prof_remove_member_from_group(self, cmd: Command) -> None:
+        args = self._args(cmd, 3, 3, "PROFILE MEMBER GROUP")
+        self._regroup(cmd, self._profile(cmd, args[0]), args[1:], add=False)
+
+    def _indirect_add(self, cmd: Command, with_group: bool) -> None:
+        what = "GROUP" if with_group else "MEMBER"
+        args = self._args(cmd, 3, None, f"TABLE MATCH... => {what} [PRIORITY]")
+        table, prof = self._table_profile(cmd, args[0])
+        rest = list(args[1:])
+        if "=>" not in rest:
+            raise cmd.fail(f"usage: {cmd.name} TABLE MATCH... => {what} [PRIORITY]")
+        cut = rest.index("=>")
+        keys, after = rest[:cut], rest[cut + 1:]
+        needs_priority = any(f.match_type in _PRIORITY_KINDS for f in table.match_fields)
+        if len(after) != 1 + needs_priority:
+            raise cmd.fail(f"give the {what.lower()} handle"
+                           + (" and a priority" if needs_priority else "") + " after '=>'")
+        target = (self._profile_group if with_group else self._member)(cmd, prof, after[0])
+        priority = (cli_priority_to_p4rt(self._int(cmd, after[1], "priority"))
+                    if needs_priority else None)
+        match = self._match(cmd, table, keys)
+        handles = self._handles_of(table)
+        self.client.write_indirect_entry(
+            table.preamble.name, match, priority=priority,
+            **({"group": target} if with_group else {"member": target}))
+        free = self._free.setdefault(table.preamble.name, [])
+        handle = heappop(free) if free else len(handles)
+        handles[handle] = _Entry(match, priority)
+        self.output.append(f"Entry has been added with handle {handle}")
+
+    def table_indirect_add(self, cmd: Command) -> None:
+        self._indirect_add(cmd, with_group=False)
+
+    def table_indirect_add_with_group(self, cmd: Command) -> None:
+        self._indirect_add(cmd, with_group=True)
+
+    def table_indirect_delete(self, cmd: Command) -> None:
+        args = self._args(cmd, 2, 2, "TABLE HANDLE")
+        table, _ = self._table_profile(cmd, args[0])
+        handle, entry = self._entry(cmd, table, args[1])
+        self.client.delete_table_entry(table.preamble.name, entry.match, entry.priority)
+        del self._handles_of(table)[handle]
+        heappush(self._free.setdefault(table.preamble.name, []), handle)
+
+    def _indirect_default(self, cmd: Command, with_group: bool) -> None:
+        args = self._args(cmd, 2, 2, f"TABLE {'GROUP' if with_group else 'MEMBER'}")
+        table, prof = self._table_profile(cmd, args[0])
+        target = (self._profile_group if with_group else self._member)(cmd, prof, args[1])
+        self.client.write_indirect_entry(
+            table.preamble.name, {}, update="modify", default=True,
+            **({"group": target} if with_group else {"member": target}))
+
+    def table_indirect_set_default(self, cmd: Command) -> None:
+        self._indirect_default(cmd, with_group=False)
+
+    def table_indirect_set_default_with_group(self, cmd: Command) -> None:
+        self._indirect_default(cmd, with_group=True)
+
+    def table_indirect_reset_default(self, cmd: Command) -> None:
+        args = self._args(cmd, 1, 1, "TABLE")
+        table, _ = self._table_profile(cmd, args[0])
+        self.client.reset_default_action(table.preamble.name)
+
+    # The older spellings that name the table instead of its profile.
+    def table_indirect_create_member(self, cmd: Command) -> None:
+        args = self._args(cmd, 2, None, "TABLE ACTION [PARAMS...]")
+        self._create_member(cmd, self._table_profile(cmd, args[0])[1], args[1:])
+
+    def table_indirect_delete_member(self, cmd: Command) -> None:
+        args = self._args(cmd, 2, 2, "TABLE MEMBER")
+        self._delete_member(cmd, self._table_profile(cmd, args[0])[1], args[1])
+
+    def table_indirect_modify_member(self, cmd: Command) -> None:
+        args = self._args(cmd, 3, None, "TABLE ACTION MEMBER [PARAMS...]")
+        self._modify_member(cmd, self._table_profile(cmd, args[0])[1], args[1:])
+
+    def table_indirect_create_group(self, cmd: Command) -> None:
+        args = self._args(cmd, 1, 1, "TABLE")
+        self._create_group(self._table_profile(cmd, args[0])[1])
+
+    def table_indirect_delete_group(self, cmd: Command) -> None:
+        args = self._args(cmd, 2, 2, "TABLE GROUP")
+        self._delete_group(cmd, self._table_profile(cmd, args[0])[1], args[1])
+
+    def table_indirect_add_member_to_group(self, cmd: Command) -> None:
+        args = self._args(cmd, 3, 3, "TABLE MEMBER GROUP")
+        self._regroup(cmd, self._table_profile(cmd, args[0])[1], args[1:], add=True)
+
+    def table_indirect_remove_member_from_group(self, cmd: Command) -> None:
+        args = self._args(cmd, 3, 3, "TABLE MEMBER GROUP")
+        self._regroup(cmd, self._table_profile(cmd, args[0])[1], args[1:], add=False)
+
+
 _KIND_NAMES = {_MF.EXACT: "exact", _MF.LPM: "lpm", _MF.TERNARY: "ternary",
                _MF.RANGE: "range", _MF.OPTIONAL: "optional"}
 
@@ -507,12 +714,17 @@ _COMMANDS = {name: getattr(CommandRunner, name) for name in (
     "mc_mgrp_destroy", "mc_node_create", "mc_node_update", "mc_node_associate",
     "mc_node_dissociate", "mc_node_destroy", "register_write", "register_reset",
     "counter_reset", "counter_write", "meter_set_rates", "meter_array_set_rates",
-    "set_queue_depth", "set_queue_rate")}
+    "set_queue_depth", "set_queue_rate",
+    "act_prof_create_member", "act_prof_delete_member", "act_prof_modify_member",
+    "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
+    "act_prof_remove_member_from_group", "table_indirect_add", "table_indirect_add_with_group",
+    "table_indirect_delete", "table_indirect_set_default", "table_indirect_set_default_with_group",
+    "table_indirect_reset_default", "table_indirect_create_member", "table_indirect_delete_member",
+    "table_indirect_modify_member", "table_indirect_create_group", "table_indirect_delete_group",
+    "table_indirect_add_member_to_group", "table_indirect_remove_member_from_group")}
 
 # simple_switch_CLI commands that exist but are not translated.
 _UNSUPPORTED = frozenset({
-    "act_prof_add_member_to_group", "act_prof_create_group", "act_prof_create_member",
-    "table_indirect_add", "table_indirect_add_with_group", "table_indirect_set_default",
     "mirroring_add_mc", "mc_set_lag_membership", "mc_node_update_lag", "register_read",
     "counter_read", "meter_get_rates", "table_dump", "table_dump_entry", "table_num_entries",
     "table_info", "show_tables", "show_actions", "show_ports", "port_add", "port_remove",

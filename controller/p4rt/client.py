@@ -265,6 +265,76 @@ class P4RuntimeClient:
         self._action(info, action, params, entity.table_entry.action)
         self.write([self._update(kind, entity)])
 
+    # ------------------------------------------------- action profiles (indirect tables)
+
+    def _profile_action(self, profile: Any, action: str,
+                        params: Mapping[str, codec.Value] | None, msg: Any) -> None:
+        """``msg.action`` set to ``action``, which must be an action of a
+        table the profile implements."""
+        info = self.names.action(action)
+        tables = [self.names.by_id(t) for t in profile.table_ids]
+        if not any(info.preamble.id in {r.id for r in t.action_refs} for t in tables):
+            raise UnknownNameError(f"action {info.preamble.name} is not an action of the "
+                                   f"tables of {profile.preamble.name}")
+        msg.action.action_id = info.preamble.id
+        for name, value in (params or {}).items():
+            p = self.names.param(info, name)
+            msg.action.params.add(param_id=p.id,
+                                  value=codec.encode(codec.parse(value, p.bitwidth)))
+
+    def write_action_profile_member(self, profile: str, member_id: int, action: str,
+                                    params: Mapping[str, codec.Value] | None = None, *,
+                                    update: str = "insert") -> None:
+        """An ``ActionProfileMember``: ``member_id`` runs ``action(params)``."""
+        info = self.names.action_profile(profile)
+        entity = self._pb.Entity()
+        m = entity.action_profile_member
+        m.action_profile_id, m.member_id = info.preamble.id, member_id
+        self._profile_action(info, action, params, m)
+        self.write([self._update(update, entity)])
+
+    def delete_action_profile_member(self, profile: str, member_id: int) -> None:
+        entity = self._pb.Entity()
+        m = entity.action_profile_member
+        m.action_profile_id = self.names.action_profile(profile).preamble.id
+        m.member_id = member_id
+        self.write([self._update("delete", entity)])
+
+    def write_action_profile_group(self, profile: str, group_id: int, members: Iterable[int],
+                                   *, max_size: int = 0, update: str = "insert") -> None:
+        """An ``ActionProfileGroup`` holding ``members`` (weight 1 each)."""
+        entity = self._pb.Entity()
+        g = entity.action_profile_group
+        g.action_profile_id = self.names.action_profile(profile).preamble.id
+        g.group_id, g.max_size = group_id, max_size
+        for member in members:
+            g.members.add(member_id=member, weight=1)
+        self.write([self._update(update, entity)])
+
+    def delete_action_profile_group(self, profile: str, group_id: int) -> None:
+        entity = self._pb.Entity()
+        g = entity.action_profile_group
+        g.action_profile_id = self.names.action_profile(profile).preamble.id
+        g.group_id = group_id
+        self.write([self._update("delete", entity)])
+
+    def write_indirect_entry(self, table: str, match: Mapping[str, MatchValue], *,
+                             member: int | None = None, group: int | None = None,
+                             priority: int | None = None, update: str = "insert",
+                             default: bool = False) -> None:
+        """An entry of a table with an implementation, pointing at a member
+        or a group (exactly one); ``default`` sets the default entry."""
+        if (member is None) == (group is None):
+            raise ValueError("give exactly one of member and group")
+        entity, _ = self._table_entry(table, match, priority)
+        te = entity.table_entry
+        te.is_default_action = default
+        if member is not None:
+            te.action.action_profile_member_id = member
+        else:
+            te.action.action_profile_group_id = group  # type: ignore[assignment]
+        self.write([self._update(update, entity)])
+
     def set_default_action(
         self, table: str, action: str, params: Mapping[str, codec.Value] | None = None
     ) -> None:
@@ -316,7 +386,8 @@ class P4RuntimeClient:
                 match[f.name] = codec.decode(fm.optional.value)
             else:
                 match[f.name] = codec.decode(fm.exact.value)
-        action = self.names.by_id(te.action.action.action_id) if te.HasField("action") else None
+        which = te.action.WhichOneof("type") if te.HasField("action") else None
+        action = self.names.by_id(te.action.action.action_id) if which == "action" else None
         params = {}
         if action is not None:
             names = {p.id: p.name for p in action.params}
@@ -329,6 +400,10 @@ class P4RuntimeClient:
             "priority": te.priority,
             "is_const": te.is_const,
         }
+        if which == "action_profile_member_id":
+            out["member"] = te.action.action_profile_member_id
+        elif which == "action_profile_group_id":
+            out["group"] = te.action.action_profile_group_id
         if te.is_default_action:
             out["is_default"] = True
         if te.HasField("counter_data"):

@@ -25,6 +25,7 @@ KINDS = (
     "registers",
     "digests",
     "controller_packet_metadata",
+    "action_profiles",
 )
 
 
@@ -72,6 +73,9 @@ class P4InfoIndex:
 
     def action(self, name: str) -> Any:
         return self.get("actions", name)
+
+    def action_profile(self, name: str) -> Any:
+        return self.get("action_profiles", name)
 
     @staticmethod
     def match_field(table: Any, name: str) -> Any:
