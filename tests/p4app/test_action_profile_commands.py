@@ -43,11 +43,11 @@ table_indirect_add by_port 5 => 0
 """
 
 
-class Rig:
-    def __init__(self) -> None:
-        self.switch = Switch(compile_file(PROGRAM))
-        self.service = RuntimeService(self.switch)
-        self.client = P4RuntimeClient(InProcessTransport(self.service), self.service.p4info)
+def rig() -> tuple[Switch, P4RuntimeClient]:
+    """The ECMP program on an engine switch behind its in-process service."""
+    switch = Switch(compile_file(PROGRAM))
+    service = RuntimeService(switch)
+    return switch, P4RuntimeClient(InProcessTransport(service), service.p4info)
 
 
 def state(client: P4RuntimeClient) -> dict[str, Any]:
@@ -86,11 +86,11 @@ def by_hand(c: P4RuntimeClient) -> None:
 
 
 def test_commands_match_the_equivalent_p4runtime_writes() -> None:
-    by_commands, by_writes = Rig(), Rig()
-    runner = CommandRunner(by_commands.client)
+    (_, by_commands), (_, by_writes) = rig(), rig()
+    runner = CommandRunner(by_commands)
     runner.run(parse_commands(COMMANDS, "cmds.txt"))
-    by_hand(by_writes.client)
-    assert state(by_commands.client) == state(by_writes.client)
+    by_hand(by_writes)
+    assert state(by_commands) == state(by_writes)
     assert runner.output.count("Group has been created with handle 1") == 1
     assert "Member has been created with handle 3" in runner.output
     # Member 3 was deleted, so the next member of that profile reuses no
@@ -115,7 +115,7 @@ def test_commands_match_the_equivalent_p4runtime_writes() -> None:
 ])
 def test_bad_lines_are_one_located_line(text: str, expect: str) -> None:
     with pytest.raises(CommandFileError) as err:
-        CommandRunner(Rig().client).run(parse_commands(text, "cmds.txt"))
+        CommandRunner(rig()[1]).run(parse_commands(text, "cmds.txt"))
     assert expect in err.value.message
     assert err.value.loc is not None and err.value.loc.file == "cmds.txt"
 
@@ -124,14 +124,14 @@ def test_packets_follow_the_members_the_commands_built() -> None:
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
 
-    rig = Rig()
-    CommandRunner(rig.client).run(parse_commands(COMMANDS, "cmds.txt"))
+    switch, client = rig()
+    CommandRunner(client).run(parse_commands(COMMANDS, "cmds.txt"))
     seen: dict[str, set[int]] = {"10.": set(), "192.168.": set()}
     for i in range(200):
         for prefix, dst in (("10.", f"10.0.{i % 250}.{i % 7 + 1}"), ("192.168.", "192.168.1.1")):
             frame = bytes(Ether() / IP(src=f"1.2.3.{i % 250}", dst=dst) / UDP(sport=1000 + i,
                                                                              dport=53))
-            (port, _), = rig.switch.process(0, frame)
+            (port, _), = switch.process(0, frame)
             seen[prefix].add(port)
     # The group holds members 0 (port 1) and 2 (modified to port 12), not
     # member 1, which was removed; 192.168/16 points at member 1 (port 2).
