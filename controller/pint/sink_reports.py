@@ -41,6 +41,7 @@ class SinkReports:
     flows: dict[int, Flow] = field(default_factory=dict)
     problems: Counter[str] = field(default_factory=Counter)
     explanations: list[str] = field(default_factory=list)
+    reported: int = 0
     _keys: dict[Flow, int] = field(default_factory=dict)
 
     def _explain(self, kind: str, message: str) -> None:
@@ -81,6 +82,7 @@ class SinkReports:
                 key = self._keys[row] = len(self._keys)
                 self.flows[key] = row
             keys[j] = key
+        self.reported += int(rec.shape[0])
         self.recorder.ingest(keys, rec["pid"].astype(np.uint32), rec["hops"].astype(np.int64),
                              rec["digest"].astype(np.uint64))
         return int(rec.shape[0])

@@ -1,0 +1,163 @@
+"""One PINT path-tracing run, written once against ``Network``.
+
+Every switch runs ``p4src/pint.p4`` with routes from ``install_routes``, a
+32-bit switch id drawn from the seed, its host ports as PINT sources and
+sinks and reports to the collector (port 500). Each flow (a 5-tuple
+between two hosts) sends its own number of UDP packets with IPv4
+identifications 0, 1, ...; one packet of every flow still sending per
+round, rounds ``gap_s`` apart so no queue overflows. The sinks' reports go through
+``SinkReports`` into the recording module, which decodes each flow's path;
+the ground truth is the switches that transmitted each flow's first packet,
+in order (every packet of a flow takes one path: ECMP hashes the 5-tuple).
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from dataclasses import dataclass, field
+
+from common.seeds import derive_seed
+from controller.pint.engine import Aggregation, ExecutionPlan, Query, plan_queries
+from controller.pint.p4config import configure_switch, pint_writes
+from controller.pint.pathtrace import PathCoding
+from controller.pint.peeling import PathDecode
+from controller.pint.recorder import FlowProblem, Recorder
+from controller.pint.sink_reports import Flow, SinkReports
+from orchestration.network import COLLECTOR_MAC, COLLECTOR_PORT, Network
+from topologies.model import Topology, ip_to_int, mac_to_int, switch_mac
+
+PROGRAM = "pint"
+QUERY = "path"
+INIT_TTL = 64
+PINT_PROTO = 0xFD
+
+
+@dataclass(frozen=True)
+class HostFlow:
+    src: str
+    dst: str
+    sport: int
+    dport: int
+
+
+@dataclass
+class PintRunResult:
+    """Decoded and true paths by 5-tuple, and what was counted on the way."""
+
+    decoded: dict[Flow, PathDecode | FlowProblem]
+    true_paths: dict[Flow, tuple[int, ...]]
+    switch_ids: dict[str, int]
+    sent: int
+    reports: int
+    delivered: list[bytes]
+    problems: dict[str, int] = field(default_factory=dict)
+
+
+def path_plan(budget: int) -> ExecutionPlan:
+    """One path-tracing query on every packet, the whole digest wide."""
+    return plan_queries([Query(QUERY, "switch id", Aggregation.STATIC_PER_FLOW, budget)],
+                        budget)
+
+
+def switch_ids(topo: Topology, seed: int) -> dict[str, int]:
+    """Distinct nonzero 32-bit ids, one per switch."""
+    rng = random.Random(derive_seed(seed, "pint", "switch-ids"))
+    ids = rng.sample(range(1, 2**32), len(topo.switches))
+    return dict(zip(sorted(topo.switches), ids))
+
+
+def random_flows(topo: Topology, n: int, seed: int) -> list[HostFlow]:
+    """``n`` distinct flows between random pairs of different hosts."""
+    rng = random.Random(derive_seed(seed, "pint", "flows"))
+    hosts = sorted(topo.hosts)
+    flows: dict[tuple[str, str, int, int], None] = {}
+    while len(flows) < n:
+        src, dst = rng.sample(hosts, 2)
+        flows[(src, dst, rng.randrange(1024, 65536), rng.randrange(1, 65536))] = None
+    return [HostFlow(*f) for f in flows]
+
+
+def configure(net: Network, topo: Topology, plan: ExecutionPlan, coding: PathCoding,
+              seed: int, ids: dict[str, int]) -> None:
+    for name, spec in topo.switches.items():
+        host_ports = [port for port, peer, _ in topo.port_peers(name) if peer in topo.hosts]
+        writes = pint_writes(plan, seed, switch_id=ids[name], path_codings={QUERY: coding},
+                             source_ports=host_ports, sink_ports=host_ports,
+                             init_ttl=INIT_TTL,
+                             report_macs=(mac_to_int(switch_mac(spec.device_id)),
+                                          mac_to_int(COLLECTOR_MAC)))
+        configure_switch(net.clients[name], writes, collector_port=COLLECTOR_PORT)
+
+
+def flow_frame(topo: Topology, flow: HostFlow, ident: int) -> bytes:
+    """A UDP packet of ``flow`` with IPv4 identification ``ident`` (checksums
+    valid, payload the identification), as the source host sends it."""
+    src, dst = topo.hosts[flow.src], topo.hosts[flow.dst]
+    tor, _ = topo.host_switch(flow.src)
+    payload = struct.pack("!HH", ident, 0)
+    udp = struct.pack("!HHHH", flow.sport, flow.dport, 8 + len(payload), 0) + payload
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident, 0, INIT_TTL,
+                               17, 0, ip_to_int(src.ip).to_bytes(4, "big"),
+                               ip_to_int(dst.ip).to_bytes(4, "big")))
+    total = sum(struct.unpack("!10H", bytes(ip)))
+    while total > 0xFFFF:
+        total = (total & 0xFFFF) + (total >> 16)
+    ip[10:12] = struct.pack("!H", ~total & 0xFFFF)
+    eth = (mac_to_int(switch_mac(topo.switches[tor].device_id)).to_bytes(6, "big")
+           + mac_to_int(src.mac).to_bytes(6, "big") + b"\x08\x00")
+    return eth + bytes(ip) + udp
+
+
+def frame_flow(frame: bytes) -> tuple[Flow, int] | None:
+    """(5-tuple, identification) of a data frame, with or without the digest."""
+    if len(frame) < 38 or frame[12:14] != b"\x08\x00":
+        return None
+    proto, l4 = frame[23], 34
+    if proto == PINT_PROTO:
+        proto, l4 = frame[34], 36 + frame[35] // 8
+    src, dst = struct.unpack_from("!II", frame, 26)
+    sport, dport = struct.unpack_from("!HH", frame, l4)
+    return (src, dst, proto, sport, dport), struct.unpack_from("!H", frame, 18)[0]
+
+
+def run_pint(net: Network, topo: Topology, *, flows: dict[HostFlow, int], coding: PathCoding,
+             seed: int, gap_s: float = 0.002, max_pending: int | None = None) -> PintRunResult:
+    """Configure, send each flow its number of packets, decode. ``net`` runs
+    ``pint``; the frames hosts got come back in ``delivered``."""
+    plan = path_plan(coding.bits)
+    if max_pending is not None:
+        plan.queries[QUERY] = Query(QUERY, "switch id", Aggregation.STATIC_PER_FLOW,
+                                    coding.bits, space_budget=max_pending)
+    ids = switch_ids(topo, seed)
+    sink = SinkReports(Recorder(plan, seed, {QUERY: coding}))
+    reports: list[bytes] = []
+    hops: dict[Flow, list[int]] = {}
+    delivered: list[bytes] = []
+
+    def tap(_ns: int, switch: str, _port: int, frame: bytes) -> None:
+        parsed = frame_flow(frame)
+        if parsed is not None and parsed[1] == 0:
+            hops.setdefault(parsed[0], []).append(ids[switch])
+
+    net.attach_collector(lambda frames: reports.extend(f for f, _ in frames))
+    net.tap_transmitted(tap)
+    for host in topo.hosts:
+        net.listen(host, lambda frames: delivered.extend(f for f, _ in frames))
+    with net:
+        net.install_routes()
+        configure(net, topo, plan, coding, seed, ids)
+        for ident in range(max(flows.values(), default=0)):
+            for flow, count in flows.items():
+                if ident < count:
+                    net.send_frame(flow.src, flow_frame(topo, flow, ident))
+            net.run(gap_s)
+            sink.feed(reports)
+            reports.clear()
+        net.run(gap_s)
+        sink.feed(reports)
+    decoded = {sink.flows[key]: result for key, result in sink.recorder.paths(QUERY).items()}
+    problems = dict(sink.problems) | dict(sink.recorder.problems)
+    return PintRunResult(decoded, {f: tuple(p) for f, p in hops.items()}, ids,
+                         sent=sum(flows.values()), reports=sink.reported,
+                         delivered=delivered, problems=problems)
