@@ -86,6 +86,10 @@ class Thresholds:
 
 
 _NO_CACHE = np.zeros((0, 2), dtype=np.uint64)
+CHUNK_VALUES = 1 << 17
+"""Values per compiled call at most: room for new keys is reserved per call
+(as if every value were a new key), so a huge batch is cut rather than
+growing the tables for millions of keys it does not have."""
 
 
 @dataclass(slots=True)
@@ -174,6 +178,33 @@ class MetricTable:
                                                    report_ns[flat_reports], threshold, detect)
             return TableEvents(slots[positions], flat_values[positions],
                                flat_reports[positions], positions)
+        if values.dtype == np.uint64:  # compiled, uint64 - int64 would be a float
+            values = values.astype(np.int64)
+        width = keys.shape[1]
+        if row_ids is None:
+            row_ids, cache = np.full(len(keys), -1, dtype=np.int64), _NO_CACHE
+        else:
+            cache = self._row_cache(width, row_count)
+        step = max(1, CHUNK_VALUES // max(width, 1))
+        if len(keys) <= step:
+            return self._observe_chunk(keys, values, reports, report_ns, threshold, detect,
+                                       row_ids, cache)
+        parts = []
+        for start in range(0, len(keys), step):  # room reserved per chunk, not per batch
+            part = self._observe_chunk(
+                keys[start:start + step], values[start:start + step],
+                reports[start:start + step], report_ns, threshold, detect,
+                row_ids[start:start + step], cache)
+            part.positions += start * width
+            parts.append(part)
+        return TableEvents(*(np.concatenate(column) for column in zip(
+            *((p.slots, p.values, p.reports, p.positions) for p in parts))))
+
+    def _observe_chunk(self, keys: np.ndarray, values: np.ndarray, reports: np.ndarray,
+                       report_ns: np.ndarray, threshold: float, detect: bool,
+                       row_ids: np.ndarray, cache: np.ndarray) -> TableEvents:
+        """One compiled call; the table, the key state and the event
+        buffers made large enough for every value being a new key."""
         size = keys.size
         index = self.index
         assert isinstance(index, fastloop.HashIndex)
@@ -182,14 +213,7 @@ class MetricTable:
         if self._found.shape[1] < size:
             self._found = np.empty((4, max(size, 2 * self._found.shape[1])), dtype=np.int64)
         ev_slots, ev_values, ev_reports, ev_pos = self._found
-        if values.dtype == np.uint64:  # compiled, uint64 - int64 would be a float
-            values = values.astype(np.int64)
         table, keys_by_slot = index.arrays
-        width = keys.shape[1]
-        if row_ids is None:
-            row_ids, cache = np.full(len(keys), -1, dtype=np.int64), _NO_CACHE
-        else:
-            cache = self._row_cache(width, row_count)
         index.count, found = fastloop.observe_rows(
             keys, values, reports, report_ns, table, keys_by_slot, index.count, self.state,
             float(threshold), self.metric.categorical, detect, ev_slots, ev_values, ev_reports,

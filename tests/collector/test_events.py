@@ -228,10 +228,13 @@ def test_compiled_rows_take_the_last_column_first() -> None:
 
 
 @pytest.mark.skipif(not fastloop.COMPILED, reason="numba does not import here")
-def test_row_cache_gives_the_events_of_plain_lookups() -> None:
+@pytest.mark.parametrize("chunk", [events.CHUNK_VALUES, 37])
+def test_row_cache_gives_the_events_of_plain_lookups(chunk: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows of 4 keys per flow (a path), each flow's keys changing now and
     then and shared between flows: found through the per-flow cache or by
-    hashing every key, the events and the table are the same."""
+    hashing every key, the events and the table are the same; also when a
+    batch is cut into compiled calls of a few values (``chunk``)."""
     rng = np.random.default_rng(11)
     flows, size = 50, 6000
     paths = rng.integers(0, 40, (flows, 4)).astype(np.uint64)
@@ -247,7 +250,9 @@ def test_row_cache_gives_the_events_of_plain_lookups() -> None:
         values = rng.integers(0, 200, (rows, 4)).astype(np.uint32)
         reports = np.arange(rows)
         times = rng.integers(0, 1 << 40, rows)
+        monkeypatch.setattr(events, "CHUNK_VALUES", chunk)
         got = cached.observe_rows(keys, values, reports, times, 30.0, True, flow, flows)
+        monkeypatch.setattr(events, "CHUNK_VALUES", 1 << 30)
         want = plain.observe_rows(keys, values, reports, times, 30.0, True)
         assert got.positions.tolist() == want.positions.tolist()
         assert got.values.tolist() == want.values.tolist()
