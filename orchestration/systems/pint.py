@@ -54,10 +54,11 @@ class PintRunResult:
     problems: dict[str, int] = field(default_factory=dict)
 
 
-def path_plan(budget: int) -> ExecutionPlan:
-    """One path-tracing query on every packet, the whole digest wide."""
-    return plan_queries([Query(QUERY, "switch id", Aggregation.STATIC_PER_FLOW, budget)],
-                        budget)
+def path_plan(budget: int, max_pending: int | None = None) -> ExecutionPlan:
+    """One path-tracing query on every packet, the whole digest wide,
+    keeping at most ``max_pending`` undecoded digests per flow (None: all)."""
+    return plan_queries([Query(QUERY, "switch id", Aggregation.STATIC_PER_FLOW, budget,
+                               space_budget=max_pending)], budget)
 
 
 def switch_ids(topo: Topology, seed: int) -> dict[str, int]:
@@ -125,10 +126,7 @@ def run_pint(net: Network, topo: Topology, *, flows: dict[HostFlow, int], coding
              seed: int, gap_s: float = 0.002, max_pending: int | None = None) -> PintRunResult:
     """Configure, send each flow its number of packets, decode. ``net`` runs
     ``pint``; the frames hosts got come back in ``delivered``."""
-    plan = path_plan(coding.bits)
-    if max_pending is not None:
-        plan.queries[QUERY] = Query(QUERY, "switch id", Aggregation.STATIC_PER_FLOW,
-                                    coding.bits, space_budget=max_pending)
+    plan = path_plan(coding.bits, max_pending)
     ids = switch_ids(topo, seed)
     sink = SinkReports(Recorder(plan, seed, {QUERY: coding}))
     reports: list[bytes] = []
