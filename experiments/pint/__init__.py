@@ -1,1 +1,5 @@
-"""PINT's experiments: path tracing's packets to decode (``figures``)."""
+"""PINT's experiments: path tracing's packets to decode (``figures``),
+INT-label's Fig. 22 against INT and INT-label (``fig22``), and quantiles
+of per-hop latency from sampled digests (``quantiles``)."""
+
+from experiments.pint import fig22, figures, quantiles  # noqa: F401 - they register

@@ -402,6 +402,13 @@ def _fig21(run: Run) -> None:
         assert all(fixed[s] == sheet[s] for s in ("INT-path", "INT-label", "HULA")), k
 
 
+@bounds("intlabel-fig22")
+def _fig22(run: Run) -> None:
+    # checked in detail by test_pint_experiments_more.py
+    _bools_hold(run)
+    assert run.heads["INT-label packets to trace a path"]["ours"] == 1.0
+
+
 def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     """A batch job's log gets completed/total lines (first, every tenth,
     last) instead of a terminal progress bar, and an error starts at once."""
