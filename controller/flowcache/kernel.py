@@ -48,6 +48,9 @@ from controller.flowcache.layout import (
     WHOLE_PATH,
 )
 
+Arrays = tuple[np.ndarray, ...]
+"""A group of state arrays (table, rings, histograms), as ``cache.FlowCache`` holds them."""
+
 # params: int64 settings and the aging timer, one array so Python can change them between calls.
 P_BUCKETS, P_ROWS, P_SHARDS, P_EVENT_MASK, P_AGING_PERIOD, P_AGING_INTERVAL, P_NEXT_DUE, \
     P_SWITCHES = range(8)
@@ -122,7 +125,8 @@ def row_of(h: np.uint64, shards: np.int64, rows: np.int64) -> np.int64:
 
 
 @nb.njit(cache=True)
-def _evict(b, reason, now, table, gring, params, counters):
+def _evict(b: int, reason: int, now: int, table: Arrays, gring: Arrays, params: np.ndarray,
+           counters: np.ndarray) -> None:
     key0, key1, last_ts, meta, latest, sums, nsamp = table
     (head, tail, g_key0, g_key1, g_count, g_last_ts, g_nhops, g_reason, g_time, g_latest,
      g_sums, g_nsamp) = gring
@@ -153,7 +157,8 @@ def _evict(b, reason, now, table, gring, params, counters):
 
 
 @nb.njit(cache=True)
-def sweep(now, table, gring, params, counters):
+def sweep(now: int, table: Arrays, gring: Arrays, params: np.ndarray,
+          counters: np.ndarray) -> None:
     """Aging: evict every bucket idle for longer than the aging period."""
     key1, last_ts = table[1], table[2]
     period = params[P_AGING_PERIOD]
@@ -164,7 +169,8 @@ def sweep(now, table, gring, params, counters):
 
 
 @nb.njit(cache=True)
-def flush_rows(start, stop, now, table, gring, params, counters):
+def flush_rows(start: int, stop: int, now: int, table: Arrays, gring: Arrays, params: np.ndarray,
+               counters: np.ndarray) -> None:
     """Evict every occupied bucket of rows [start, stop) (reason flush)."""
     key1 = table[1]
     buckets = params[P_BUCKETS]
@@ -174,7 +180,9 @@ def flush_rows(start, stop, now, table, gring, params, counters):
 
 
 @nb.njit(cache=True)
-def _switch_slot(key, direct_at, direct, sw_keys, sw_slot, sw_list, params, counters):
+def _switch_slot(key: np.uint64, direct_at: int, direct: np.ndarray, sw_keys: np.ndarray,
+                 sw_slot: np.ndarray, sw_list: np.ndarray, params: np.ndarray,
+                 counters: np.ndarray) -> int:
     """Dense histogram slot of a switch key not found in the direct table:
     by open addressing, inserted on first sight (and then remembered in the
     direct table at ``direct_at`` when that is >= 0); -1 when the directory
@@ -203,7 +211,7 @@ def _switch_slot(key, direct_at, direct, sw_keys, sw_slot, sw_list, params, coun
 
 
 @nb.njit(cache=True)
-def _bisect(edges, nbins, m, v):
+def _bisect(edges: np.ndarray, nbins: np.ndarray, m: int, v: int) -> int:
     """Index of the last lower bound <= v, for values past the lookup table."""
     lo, hi = 0, nbins[m]
     while hi - lo > 1:
@@ -216,8 +224,10 @@ def _bisect(edges, nbins, m, v):
 
 
 @nb.njit(cache=True)
-def process(table, gring, ering, hist, thresholds, params, counters,
-            pkt_key0, pkt_key1, pkt_ts, pkt_hops, pkt_present, pkt_values):
+def process(table: Arrays, gring: Arrays, ering: Arrays, hist: Arrays, thresholds: np.ndarray,
+            params: np.ndarray, counters: np.ndarray, pkt_key0: np.ndarray, pkt_key1: np.ndarray,
+            pkt_ts: np.ndarray, pkt_hops: np.ndarray, pkt_present: np.ndarray,
+            pkt_values: np.ndarray) -> None:
     """Feed a batch: for each packet, aging if due, lookup/insert/evict in
     its row, change/threshold/path events, values, histograms."""
     key0, key1, last_ts, meta, latest, sums, nsamp = table
