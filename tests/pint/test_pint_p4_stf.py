@@ -104,11 +104,12 @@ def digests_after(pkts: list[Pkt], hops: list[int], here: list[int]) -> np.ndarr
     return PLAN.compose(sets, {"path": path, "max": maxima})
 
 
-def with_digest(p: Pkt, ttl: int, digest: int) -> bytes:
-    """IPv4 onward as PINT carries it: protocol 253, shim, digest, the L4 bytes."""
+def with_digest(p: Pkt, ttl: int, digest: int, budget: int = BUDGET) -> bytes:
+    """IPv4 onward as PINT carries it: protocol 253, shim, digest, the L4 bytes
+    (a budget byte other than 8, 16, 32 stands for a broken shim)."""
     inner = p.ip(ttl)
     l4 = bytes(inner.payload)
-    shim = struct.pack("!BB", p.proto, BUDGET) + digest.to_bytes(BUDGET // 8, "big")
+    shim = struct.pack("!BB", p.proto, budget) + digest.to_bytes(BUDGET // 8, "big")
     ip = IP(src=p.src, dst=p.dst, id=p.ident, ttl=ttl, tos=0x28, proto=253) / Raw(shim + l4)
     return bytes(ip)
 
@@ -205,6 +206,10 @@ def transit_stf() -> str:
     for p, _, ttl, d0, d1 in arrivals(pkts, transit_hops(len(pkts))):
         out.append(packet(1, ROUTER_MAC, NEXT_MAC, with_digest(p, ttl, d0)))
         out.append(expect(2, frame(NEXT_MAC, ROUTER_MAC, with_digest(p, ttl - 1, d1))))
+    broken = packets(1, start=999)[0]
+    out.append("# A shim with budget 24, which no parser knows: routed as it came.")
+    out.append(packet(1, ROUTER_MAC, NEXT_MAC, with_digest(broken, 60, 0x1234, budget=24)))
+    out.append(expect(2, frame(NEXT_MAC, ROUTER_MAC, with_digest(broken, 59, 0x1234, budget=24))))
     return "\n".join(out) + "\n"
 
 
@@ -226,6 +231,9 @@ def sink_stf() -> str:
             out.append(packet(1, ROUTER_MAC, NEXT_MAC, with_digest(p, ttl, d0)))
         out.append(expect(2, frame(NEXT_MAC, ROUTER_MAC, plain(p, ttl - 1))))
         out.append(expect(COLLECTOR_PORT, report(p, h, d1)))
+    broken = packets(1, start=999)[0]
+    out.append("# A shim with budget 24, which no parser knows: dropped, not given to the host.")
+    out.append(packet(1, ROUTER_MAC, NEXT_MAC, with_digest(broken, 60, 0x1234, budget=24)))
     return "\n".join(out) + "\n"
 
 
