@@ -186,3 +186,13 @@ def test_corrupted_bytes_never_raise() -> None:
     assert stats.total == len(frames) == len(batch) + sum(stats.skipped.values())
     assert len(batch) > 300 and sum(stats.skipped.values()) > 300
     FlowCache(FlowCacheConfig(rows=8, buckets=2, max_hops=3)).process(batch)
+
+
+def test_an_empty_input_is_an_empty_batch() -> None:
+    stats = IngestStats()
+    batch = frames_to_batch([], np.zeros(0), max_hops=3, stats=stats)
+    assert len(batch) == 0 and stats.total == 0
+    assert len(rows_to_batch(np.zeros((0, 120), np.uint8), np.zeros(0), max_hops=3)) == 0
+    cache = FlowCache(FlowCacheConfig(rows=4, buckets=2, max_hops=3))
+    cache.process(batch)
+    assert cache.counters["packets"] == 0 and len(cache.drain_events()) == 0
