@@ -134,7 +134,8 @@ def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
         rows = sorted((r for r in res.rows if r["scheme"] == scheme), key=lambda r: r["hops"])
         ax_a.plot(hops, [r["pint_packets"] for r in rows], f"-{marker}", ms=3,
                   label=f"PINT {LABELS[scheme]}")
-        ax_a.plot(hops, [r["pint_expected_online"] for r in rows], "--", lw=0.8, color="gray")
+        ax_a.plot(hops, [r["pint_expected_online"] for r in rows], "--", lw=0.8, color="gray",
+                  label="online decoder's expectation" if marker == "o" else None)
         ax_b.plot(hops, [r["pint_bits"] for r in rows], f"-{marker}", ms=3,
                   label=f"PINT {LABELS[scheme]}")
     ax_a.plot(hops, [1] * len(hops), "-k", label="INT, INT-label")

@@ -183,6 +183,7 @@ def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
     ax.plot(packets, e2e, ":k", lw=0.8, label="KLL + DKW")
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1e-3)
+    ax.set_ylim(bottom=0.0)
     ax.set_xlabel("packets per flow")
     ax.set_ylabel("rank error over (switch, flow)")
     ax.grid(True, alpha=0.3)
