@@ -1,15 +1,26 @@
 """The compiled fast path's key table against a dict: slots in order of
 first appearance across batches, through growth and rehashing, with the
 all-ones key (the table's empty mark, an address pair 255.255.255.255 both
-ways) kept apart; and the layout loop's row sums and row checks."""
+ways) kept apart; the extraction's row sums, path hashes and row checks;
+and a collector in a process where numba does not import (the numpy
+fallback) against the compiled one."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from benchmarks.collector import generate
+from common.paths import child_env
+from controller.clock import VirtualClock
 from controller.collector import fastloop
 from controller.collector.fastloop import EMPTY, HashIndex
+from controller.collector.pipeline import Collector
+from controller.collector.stores import MemoryStore
 
 pytestmark = pytest.mark.skipif(not fastloop.COMPILED, reason="numba does not import here")
 
@@ -44,3 +55,39 @@ def test_row_helpers() -> None:
     other = rows[slots].copy()
     other[150, 5] ^= 1
     assert not fastloop.rows_equal(rows, slots, other)
+
+
+FALLBACK_RUN = """
+import json, sys
+sys.modules["numba"] = None  # numba fails to import
+from controller.collector import fastloop
+from controller.collector.pipeline import Collector
+from controller.collector.stores import MemoryStore
+from controller.clock import VirtualClock
+from benchmarks.collector import generate
+assert not fastloop.COMPILED
+rows, _ = generate(3000)
+collector = Collector(MemoryStore(), VirtualClock())
+for start in range(0, 3000, 700):
+    collector.feed_rows(rows[start:start + 700], start * 1e-3)
+collector.step()
+print(json.dumps({"events": collector.counters.events, "values": collector.counters.values,
+                  "points": sorted(map(repr, collector.store.points))}))
+"""
+
+
+def test_without_numba_the_collector_gives_the_same_points() -> None:
+    """numba made unimportable in a child process: the numpy fallback
+    exports the same points as the compiled loops here."""
+    rows, _ = generate(3000)
+    collector = Collector(MemoryStore(), VirtualClock())
+    for start in range(0, 3000, 700):
+        collector.feed_rows(rows[start:start + 700], start * 1e-3)
+    collector.step()
+    done = subprocess.run([sys.executable, "-c", FALLBACK_RUN], capture_output=True, text=True,
+                          env=child_env(), timeout=120, check=True)
+    fallback = json.loads(done.stdout)
+    assert fallback["events"] == dict(collector.counters.events)
+    assert fallback["values"] == collector.counters.values
+    assert fallback["points"] == sorted(map(repr, collector.store.points))
+    assert len(fallback["points"]) == sum(collector.counters.events.values()) > 0
