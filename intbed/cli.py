@@ -11,6 +11,7 @@ import click
 from common.errors import IntbedError
 from intbed.commands.bench import bench
 from intbed.commands.collector import collector
+from intbed.commands.flowcache import flowcache
 from intbed.commands.gpint import gpint
 from intbed.commands.p4 import p4
 from intbed.commands.p4app import p4app, p4app_bench, topo_import
@@ -126,6 +127,7 @@ cli.add_command(run)
 cli.add_command(list_experiments)
 cli.add_command(gpint)
 cli.add_command(collector)
+cli.add_command(flowcache)
 cli.add_command(p4app)
 cli.add_command(shell)
 topo.add_command(topo_import)
