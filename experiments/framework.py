@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -247,6 +248,11 @@ def prepare_dir(path: Path, force: bool) -> Path:
                 "--force, or choose another directory with --out")
         raise ExperimentError(f"{path}: results already exist; use --force to overwrite them "
                               "or --out to choose another directory")
+    if force:
+        # Overwriting means computing again: an earlier run's finished points
+        # (and its summary, which marks a run as complete) must not be reused.
+        shutil.rmtree(path / POINTS_DIR, ignore_errors=True)
+        (path / "summary.json").unlink(missing_ok=True)
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".write-test"

@@ -111,3 +111,22 @@ def test_an_unreachable_scheduler_is_one_clear_line_within_ten_seconds(tmp_path:
     assert "\n" not in str(info.value)
     with pytest.raises(SweepError, match="'local:N' needs a number of workers"):
         _run(tmp_path / "bad", cluster="local:zero")
+
+
+def test_force_computes_every_point_again(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import experiments.gpint.figures as figs
+
+    out = tmp_path / "run"
+    _run(out)
+    real = figs.run_point
+    calls: list[Any] = []
+
+    def counted(args: Any, live: Any = None) -> dict[str, Any]:
+        calls.append(args[0])
+        return real(args, live=live)
+
+    monkeypatch.setattr(figs, "run_point", counted)
+    _run(out, force=True)
+    finished = len(list((out / "points").rglob("*.pkl")))
+    assert len(calls) == finished > 0  # none taken from the earlier run's journal
