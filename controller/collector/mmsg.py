@@ -9,6 +9,14 @@ collector reads the reports in place as rows (``Collector.feed_rows``);
 ``MmsgSender`` sends slices of a preallocated block of payloads, for load
 generators. ``available()`` says whether the calls exist here (Linux, glibc
 or musl); elsewhere the receiver falls back to ``recv_into``.
+
+Cheaper still on Linux >= 5.0: UDP segmentation offload. ``GsoSender``
+hands the kernel up to ``GSO_SEGMENTS`` equal-sized datagrams in one buffer
+(``UDP_SEGMENT``), and a socket with ``UDP_GRO`` set (``enable_gro``)
+receives runs of equal-sized datagrams from one sender as one buffer with
+the segment size beside it; the kernel's per-datagram work then happens
+once per run. On loopback this is what moves a million reports a second
+through two cores.
 """
 
 from __future__ import annotations
@@ -24,6 +32,29 @@ import numpy as np
 MSG_DONTWAIT = 0x40
 MSG_TRUNC = 0x20
 MAX_VLEN = 1024  # UIO_MAXIOV: the kernel takes at most this many messages per call
+SOL_UDP = 17
+UDP_SEGMENT = 103
+UDP_GRO = 104
+GSO_SEGMENTS = 64  # UDP_MAX_SEGMENTS: datagrams per segmented send
+GRO_BUFFER = 65536  # a coalesced run is at most one IP packet's worth
+
+
+def enable_gro(sock: socket.socket) -> bool:
+    """Ask for coalesced receive on ``sock``; False where the kernel has none."""
+    try:
+        sock.setsockopt(SOL_UDP, UDP_GRO, 1)
+    except OSError:
+        return False
+    return True
+
+
+def gro_segment(ancdata: list[tuple[int, int, bytes]], default: int) -> int:
+    """The segment size the kernel put beside a coalesced run (``default``,
+    the whole buffer, when it was one datagram)."""
+    for level, kind, data in ancdata:
+        if level == SOL_UDP and kind == UDP_GRO and len(data) >= 4:
+            return int.from_bytes(data[:4], sys.byteorder)
+    return default
 
 
 class _IoVec(ctypes.Structure):
@@ -163,4 +194,35 @@ class MmsgSender:
                     raise OSError(err, os.strerror(err))
                 break
             sent += got
+        return sent
+
+
+class GsoSender:
+    """Segmented sends of a block of equal-sized payloads on a connected
+    socket: ``send(first, count)`` as ``MmsgSender.send``, ``GSO_SEGMENTS``
+    datagrams per system call. Raises OSError where ``UDP_SEGMENT`` is not
+    supported, and ValueError for payloads of different sizes."""
+
+    def __init__(self, sock: socket.socket, payloads: list[bytes]) -> None:
+        sizes = {len(p) for p in payloads}
+        if len(sizes) != 1:
+            raise ValueError("segmented sends need payloads of one size")
+        self.size = sizes.pop()
+        sock.setsockopt(SOL_UDP, UDP_SEGMENT, self.size)
+        self._send = sock.send
+        self.count = len(payloads)
+        self._block = memoryview(b"".join(payloads + payloads))
+
+    def send(self, first: int, count: int) -> int:
+        sent, size = 0, self.size
+        while sent < count:
+            at = (first + sent) % self.count
+            n = min(GSO_SEGMENTS, count - sent, self.count)
+            try:
+                self._send(self._block[at * size:(at + n) * size])
+            except OSError as exc:
+                if exc.errno in (11, 4, 105):  # EAGAIN, EINTR, ENOBUFS: not taken
+                    break
+                raise
+            sent += n
         return sent

@@ -201,7 +201,7 @@ class UdpReceiver:
     def __init__(self, collector: Collector, host: str = "0.0.0.0", port: int = DEFAULT_PORT,
                  *, batch: int = DEFAULT_BATCH, max_datagram: int = DEFAULT_MAX_DATAGRAM,
                  linger_s: float = DEFAULT_LINGER_S, rcvbuf: int = DEFAULT_RCVBUF,
-                 use_mmsg: bool = True) -> None:
+                 use_mmsg: bool = True, use_gro: bool = True) -> None:
         if batch < 1 or max_datagram < 1 or linger_s < 0:
             raise ValueError("batch and max_datagram must be positive, linger_s not negative")
         self.collector = collector
@@ -214,6 +214,12 @@ class UdpReceiver:
         self.address: tuple[str, int] = self.sock.getsockname()[:2]
         self._mmsg = (mmsg.MmsgReceiver(self.sock, batch, max_datagram)
                       if use_mmsg and mmsg.available() else None)
+        # Coalesced receive (UDP_GRO): a run of equal-sized datagrams in one
+        # call, split into slots here. A run is at most GSO_SEGMENTS long.
+        self._gro: bytearray | None = None
+        if use_gro and batch >= mmsg.GSO_SEGMENTS and mmsg.enable_gro(self.sock):
+            self._gro = bytearray(mmsg.GRO_BUFFER)
+            self._gro_view = np.frombuffer(self._gro, dtype=np.uint8)
         self._rows = (self._mmsg.rows if self._mmsg is not None
                       else np.zeros((batch, max_datagram), dtype=np.uint8))
         view = memoryview(self._rows.reshape(-1))
@@ -233,6 +239,11 @@ class UdpReceiver:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
+
+    @property
+    def gro(self) -> bool:
+        """Whether the socket receives coalesced runs (UDP_GRO)."""
+        return self._gro is not None
 
     @property
     def port(self) -> int:
@@ -305,9 +316,10 @@ class UdpReceiver:
 
     def _take_all(self) -> None:
         """Receive until the socket is empty, feeding each full buffer."""
+        room = mmsg.GSO_SEGMENTS if self._gro is not None else 1
         while True:
             more = self._receive()
-            if self._count == self.batch:
+            if self.batch - self._count < room:
                 self._feed()
             if not more:
                 return
@@ -317,7 +329,9 @@ class UdpReceiver:
         the buffer is full or a batch's worth was taken (True: more may wait)."""
         started, cpu = time.perf_counter(), time.thread_time()
         first = self._count
-        if self._mmsg is not None:
+        if self._gro is not None:
+            k, taken, size, oversize, more, uniform = self._receive_gro()
+        elif self._mmsg is not None:
             k, taken, size, oversize, more, uniform = self._receive_mmsg(self._mmsg)
         else:
             k, taken, size, oversize, more, uniform = self._receive_each()
@@ -365,6 +379,48 @@ class UdpReceiver:
             k += got
             if drained:
                 return k, taken, size, oversize, False, uniform
+
+    def _receive_gro(self) -> tuple[int, int, int, int, bool, bool]:
+        """Coalesced runs into the free slots, while a whole run fits."""
+        batch, lengths, rows, slot = self.batch, self._lengths, self._rows, self.slot
+        buf, view = self._gro, self._gro_view
+        recvmsg_into = self.sock.recvmsg_into
+        space = socket.CMSG_SPACE(4)
+        k = self._count
+        uniform = self._uniform
+        taken = size = oversize = 0
+        while True:
+            if batch - k < mmsg.GSO_SEGMENTS or taken >= batch:
+                return k, taken, size, oversize, True, uniform
+            try:
+                nbytes, ancdata, flags, _ = recvmsg_into([buf], space, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return k, taken, size, oversize, False, uniform
+            except OSError:  # an ICMP error queued on the socket: nothing to take
+                return k, taken, size, oversize, False, uniform
+            if not nbytes:  # an empty datagram: kept, the parser rejects it
+                lengths[k] = 0
+                taken += 1
+                k += 1
+                uniform = bool((lengths[:k] == lengths[0]).all())
+                continue
+            seg = mmsg.gro_segment(ancdata, nbytes) or nbytes
+            n = -(-nbytes // seg)
+            taken += n
+            size += nbytes
+            if seg > slot or flags & socket.MSG_TRUNC:
+                oversize += n
+                continue
+            whole = nbytes // seg
+            rows[k:k + whole, :seg] = view[:whole * seg].reshape(whole, seg)
+            lengths[k:k + whole] = seg
+            rest = nbytes - whole * seg
+            if rest:
+                rows[k + whole, :rest] = view[whole * seg:nbytes]
+                lengths[k + whole] = rest
+            if uniform and ((k and lengths[0] != seg) or rest):
+                uniform = bool((lengths[:k + n] == lengths[0]).all())
+            k += n
 
     def _receive_each(self) -> tuple[int, int, int, int, bool, bool]:
         """One ``recv_into`` per datagram."""

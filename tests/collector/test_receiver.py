@@ -367,3 +367,42 @@ def test_live_rate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if stats.kernel_drops is not None:
         assert stats.datagrams + stats.kernel_drops == count
     assert stats.datagrams > count // 10
+
+
+def _gso_supported() -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.setsockopt(mmsg.SOL_UDP, mmsg.UDP_SEGMENT, 100)
+        except OSError:
+            return False
+    return True
+
+
+@pytest.mark.skipif(not _gso_supported(), reason="this kernel has no UDP_SEGMENT (Linux < 4.18)")
+def test_segmented_sends_arrive_as_every_report_through_coalesced_receive() -> None:
+    """Runs of 64 reports sent with UDP_SEGMENT reach a UDP_GRO socket as one
+    buffer each; the receiver splits them into slots: every report counted
+    and fed, with the events they imply, and a shorter datagram after them
+    still taken whole."""
+    clock = WallClock()
+    collector = Collector(MemoryStore(), clock)
+    reports = flow_reports(300)
+    odd = flow_reports(1, first_sport=FIRST_SPORT + 300)[0] + b"\x00"  # one byte longer
+    receiver = UdpReceiver(collector, "127.0.0.1", 0, max_datagram=len(odd) + 8, batch=1024)
+    try:
+        assert receiver.gro
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as out:
+            out.connect(receiver.address)
+            assert mmsg.GsoSender(out, reports).send(0, len(reports)) == len(reports)
+            out.setsockopt(mmsg.SOL_UDP, mmsg.UDP_SEGMENT, 0)
+            out.send(odd)
+        time.sleep(0.05)
+        receiver.stop()
+        stats = receiver.run()
+    finally:
+        receiver.close()
+        clock.close()
+    assert (stats.datagrams, stats.oversize, stats.kernel_drops) == (301, 0, 0)
+    assert stats.bytes == sum(map(len, reports)) + len(odd)
+    assert collector.counters.reports.accepted == 300  # the odd one: a byte too many
+    assert collector.counters.events == first_round_events(300)
