@@ -147,8 +147,8 @@ def fig10_plot(res: Result, params: dict[str, Any], fig: Any) -> None:
             left.plot(x[sat], cpu[sat], "o", mfc="none", color=f"C{i}", ms=4,
                       label=f"{LABELS[c]}, saturated")
         a, b = res.extra["fits"].get(c, (math.nan, math.nan))
-        if math.isfinite(a):
-            xs = np.linspace(x.min(), x.max(), 20)
+        if math.isfinite(a) and (~sat).any():
+            xs = np.linspace(x[~sat].min(), x[~sat].max(), 20)
             left.plot(xs, a * xs + b, "-", color=f"C{i}", lw=0.8)
     left.set_xscale("log")
     left.set_xlabel("report rate R (kpps)", fontsize=8)
