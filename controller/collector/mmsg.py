@@ -35,8 +35,9 @@ MAX_VLEN = 1024  # UIO_MAXIOV: the kernel takes at most this many messages per c
 SOL_UDP = 17
 UDP_SEGMENT = 103
 UDP_GRO = 104
-GSO_SEGMENTS = 64  # UDP_MAX_SEGMENTS: datagrams per segmented send
+GSO_SEGMENTS = 128  # UDP_MAX_SEGMENTS of Linux 6 (64 before): datagrams per segmented send
 GRO_BUFFER = 65536  # a coalesced run is at most one IP packet's worth
+_IP_PAYLOAD = 65507  # the most a (super-)datagram may carry
 
 
 def enable_gro(sock: socket.socket) -> bool:
@@ -212,15 +213,20 @@ class GsoSender:
         self._send = sock.send
         self.count = len(payloads)
         self._block = memoryview(b"".join(payloads + payloads))
+        # As many as one send may carry; kernels before 6.x take 64 at most.
+        self.segments = max(1, min(GSO_SEGMENTS, _IP_PAYLOAD // self.size))
 
     def send(self, first: int, count: int) -> int:
         sent, size = 0, self.size
         while sent < count:
             at = (first + sent) % self.count
-            n = min(GSO_SEGMENTS, count - sent, self.count)
+            n = min(self.segments, count - sent, self.count)
             try:
                 self._send(self._block[at * size:(at + n) * size])
             except OSError as exc:
+                if exc.errno == 22 and self.segments > 64:  # EINVAL: an older kernel's limit
+                    self.segments = 64
+                    continue
                 if exc.errno in (11, 4, 105):  # EAGAIN, EINTR, ENOBUFS: not taken
                     break
                 raise
