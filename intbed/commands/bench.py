@@ -244,10 +244,13 @@ def collector_bench(as_json: bool, reports: int, seconds: float) -> None:
                   soft_wrap=True)
     costs = report.get("costs", {})
     if costs.get("available"):
+        segmented = (f"; segmented: send {costs['gso_send_us']} µs (UDP_SEGMENT), receive "
+                     f"{costs['gro_receive_us']} µs (UDP_GRO)" if "gro_receive_us" in costs
+                     else "")
         console.print(f"CPU per datagram on loopback: send {costs['send_us']} µs (sendmmsg), "
                       f"receive {costs['recvmmsg_us']} µs (recvmmsg), "
-                      f"{costs['recv_into_us']} µs (recv_into); ceilings per core: sender "
-                      f"{costs['sender_ceiling_per_s']:,}/s, receiver with the fast path "
+                      f"{costs['recv_into_us']} µs (recv_into){segmented}; ceilings per core: "
+                      f"sender {costs['sender_ceiling_per_s']:,}/s, receiver with the fast path "
                       f"{costs['receiver_ceiling_per_s']:,}/s", soft_wrap=True)
     for name, row in report.get("versus_target", {}).items():  # collector targets
         met = {True: "met", False: "NOT met", None: "not measured"}[row["met"]]
