@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import struct
+import threading
 from dataclasses import dataclass, field
 
 from common.seeds import derive_seed
@@ -123,26 +124,46 @@ def frame_flow(frame: bytes) -> tuple[Flow, int] | None:
 
 
 def run_pint(net: Network, topo: Topology, *, flows: dict[HostFlow, int], coding: PathCoding,
-             seed: int, gap_s: float = 0.002, max_pending: int | None = None) -> PintRunResult:
+             seed: int, gap_s: float = 0.002, max_pending: int | None = None,
+             drain_s: float = 0.0) -> PintRunResult:
     """Configure, send each flow its number of packets, decode. ``net`` runs
-    ``pint``; the frames hosts got come back in ``delivered``."""
+    ``pint``; the frames hosts got come back in ``delivered``. ``drain_s``:
+    how long to wait after the last round for reports still on their way
+    (live targets; the sim's last round is drained after ``gap_s``)."""
     plan = path_plan(coding.bits, max_pending)
     ids = switch_ids(topo, seed)
     sink = SinkReports(Recorder(plan, seed, {QUERY: coding}))
     reports: list[bytes] = []
-    hops: dict[Flow, list[int]] = {}
+    hops: dict[Flow, list[tuple[int, int]]] = {}  # (time, switch id) of the first packet
     delivered: list[bytes] = []
 
-    def tap(_ns: int, switch: str, _port: int, frame: bytes) -> None:
+    def tap(ns: int, switch: str, _port: int, frame: bytes) -> None:
         parsed = frame_flow(frame)
         if parsed is not None and parsed[1] == 0:
-            hops.setdefault(parsed[0], []).append(ids[switch])
+            hops.setdefault(parsed[0], []).append((ns, ids[switch]))
 
-    net.attach_collector(lambda frames: reports.extend(f for f, _ in frames))
-    net.tap_transmitted(tap)
-    for host in topo.hosts:
-        net.listen(host, lambda frames: delivered.extend(f for f, _ in frames))
+    lock = threading.Lock()  # live targets hand frames over from reader threads
+
+    def on_reports(frames: list[tuple[bytes, float]]) -> None:
+        with lock:
+            reports.extend(f for f, _ in frames)
+
+    def on_delivered(frames: list[tuple[bytes, float]]) -> None:
+        with lock:
+            delivered.extend(f for f, _ in frames)
+
+    def take() -> list[bytes]:
+        with lock:
+            taken = reports[:]
+            reports.clear()
+        return taken
+
     with net:
+        # Attached once the network is up: a live target has no hosts before.
+        net.attach_collector(on_reports)
+        net.tap_transmitted(tap)
+        for host in topo.hosts:
+            net.listen(host, on_delivered)
         net.install_routes()
         configure(net, topo, plan, coding, seed, ids)
         for ident in range(max(flows.values(), default=0)):
@@ -150,12 +171,14 @@ def run_pint(net: Network, topo: Topology, *, flows: dict[HostFlow, int], coding
                 if ident < count:
                     net.send_frame(flow.src, flow_frame(topo, flow, ident))
             net.run(gap_s)
-            sink.feed(reports)
-            reports.clear()
-        net.run(gap_s)
-        sink.feed(reports)
+            sink.feed(take())
+        net.run(max(gap_s, drain_s))
+        sink.feed(take())
+        net.finish()  # a live target replays what its switches sent to the taps here
     decoded = {sink.flows[key]: result for key, result in sink.recorder.paths(QUERY).items()}
     problems = dict(sink.problems) | dict(sink.recorder.problems)
-    return PintRunResult(decoded, {f: tuple(p) for f, p in hops.items()}, ids,
+    # In time order: a live target replays its taps switch by switch.
+    true_paths = {f: tuple(sid for _, sid in sorted(p)) for f, p in hops.items()}
+    return PintRunResult(decoded, true_paths, ids,
                          sent=sum(flows.values()), reports=sink.reported,
                          delivered=delivered, problems=problems)
