@@ -74,6 +74,16 @@ def rows_to_batch(rows: np.ndarray, ts: np.ndarray, max_hops: int,
     return _to_batch(parse_rows(reports, signal), np.asarray(ts, np.int64), max_hops, stats)
 
 
+def reports_to_batch(reports: Sequence[bytes], ts: np.ndarray, max_hops: int,
+                     signal: IntSignal = SINK_SIGNAL,
+                     stats: IngestStats | None = None) -> PacketBatch:
+    """Telemetry reports that carry the INT packet (an INT sink's reports,
+    e.g. ``p4src/int_md.p4``'s TR v2.0) into a batch, as ``frames_to_batch``
+    does for the INT packets themselves."""
+    return _to_batch(parse_batch(list(reports), signal), np.asarray(ts, np.int64), max_hops,
+                     stats)
+
+
 def pcap_batches(path: str | Path, max_hops: int, batch: int = 8192,
                  signal: IntSignal = SINK_SIGNAL,
                  stats: IngestStats | None = None) -> Iterator[PacketBatch]:

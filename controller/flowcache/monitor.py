@@ -1,0 +1,55 @@
+"""The flow cache as a network's INT monitor node.
+
+The paper puts the flow cache behind the INT sink's P4 stage, which parses
+INT and hands the per-hop values over. In an intbed network that stage is
+the sink of ``p4src/int_md.p4``: it strips INT, restores the packet and
+sends a Telemetry Report carrying the INT stack to the collector host.
+``MonitorFeeder`` is the handler for ``Network.attach_collector`` that
+hands those reports to a ``FlowCache``, on the sim target (virtual arrival
+times) and on the live targets (the collector host's kernel times) alike;
+``RingReaders`` then drain the cache's rings to Redis as for any input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from common.pcap import LINKTYPE_ETHERNET
+from controller.collector.receiver import DEFAULT_PORT
+from controller.collector.replay import udp_payload
+from controller.collector.reports import IntSignal
+from controller.flowcache.cache import FlowCache
+from controller.flowcache.ingest import SINK_SIGNAL, IngestStats, reports_to_batch
+
+
+class MonitorFeeder:
+    """A ``FrameHandler``: the reports among a call's frames, as one batch,
+    into ``cache``; other frames are counted by reason in ``skipped``."""
+
+    def __init__(self, cache: FlowCache, port: int = DEFAULT_PORT,
+                 signal: IntSignal = SINK_SIGNAL) -> None:
+        self.cache = cache
+        self.port = port
+        self.signal = signal
+        self.stats = IngestStats()
+        self.frames = 0
+        self.last_ns = 0
+
+    def __call__(self, frames: Sequence[tuple[bytes, float]]) -> None:
+        reports: list[bytes] = []
+        times: list[int] = []
+        for frame, at in frames:
+            self.frames += 1
+            found = udp_payload(frame, LINKTYPE_ETHERNET, self.port)
+            if isinstance(found, str):
+                self.stats.skipped[found] += 1
+                continue
+            reports.append(bytes(found))
+            times.append(round(at * 1e9))
+        if reports:
+            batch = reports_to_batch(reports, np.asarray(times, np.int64),
+                                     self.cache.config.max_hops, self.signal, self.stats)
+            self.cache.process(batch)
+            self.last_ns = max(self.last_ns, times[-1])
