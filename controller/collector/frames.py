@@ -22,6 +22,22 @@ from controller.collector.receiver import DEFAULT_PORT
 from controller.collector.replay import udp_payload
 
 
+def report_payloads(frames: Sequence[tuple[bytes, float]], port: int,
+                    skipped: Counter[str]) -> tuple[list[bytes], list[float]]:
+    """The UDP payloads to ``port`` among Ethernet ``frames``, with their
+    arrival times; other frames counted in ``skipped`` by reason."""
+    payloads: list[bytes] = []
+    times: list[float] = []
+    for frame, at in frames:
+        found = udp_payload(frame, LINKTYPE_ETHERNET, port)
+        if isinstance(found, str):
+            skipped[found] += 1
+            continue
+        payloads.append(bytes(found))
+        times.append(at)
+    return payloads, times
+
+
 class FrameFeeder:
     """A ``FrameHandler`` feeding report payloads to ``collector``; the
     frames of one call are fed as one batch."""
@@ -34,16 +50,8 @@ class FrameFeeder:
         self.skipped: Counter[str] = Counter()
 
     def __call__(self, frames: Sequence[tuple[bytes, float]]) -> None:
-        payloads: list[bytes] = []
-        times: list[float] = []
-        for frame, at in frames:
-            self.frames += 1
-            found = udp_payload(frame, LINKTYPE_ETHERNET, self.port)
-            if isinstance(found, str):
-                self.skipped[found] += 1
-                continue
-            payloads.append(bytes(found))
-            times.append(at)
+        self.frames += len(frames)
+        payloads, times = report_payloads(frames, self.port, self.skipped)
         if payloads:
             self.reports += len(payloads)
             self.collector.feed(payloads, times)

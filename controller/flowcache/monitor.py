@@ -16,9 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from common.pcap import LINKTYPE_ETHERNET
+from controller.collector.frames import report_payloads
 from controller.collector.receiver import DEFAULT_PORT
-from controller.collector.replay import udp_payload
 from controller.collector.reports import IntSignal
 from controller.flowcache.cache import FlowCache
 from controller.flowcache.ingest import SINK_SIGNAL, IngestStats, reports_to_batch
@@ -38,18 +37,11 @@ class MonitorFeeder:
         self.last_ns = 0
 
     def __call__(self, frames: Sequence[tuple[bytes, float]]) -> None:
-        reports: list[bytes] = []
-        times: list[int] = []
-        for frame, at in frames:
-            self.frames += 1
-            found = udp_payload(frame, LINKTYPE_ETHERNET, self.port)
-            if isinstance(found, str):
-                self.stats.skipped[found] += 1
-                continue
-            reports.append(bytes(found))
-            times.append(round(at * 1e9))
+        self.frames += len(frames)
+        reports, seconds = report_payloads(frames, self.port, self.stats.skipped)
         if reports:
-            batch = reports_to_batch(reports, np.asarray(times, np.int64),
-                                     self.cache.config.max_hops, self.signal, self.stats)
+            times = np.round(np.asarray(seconds) * 1e9).astype(np.int64)
+            batch = reports_to_batch(reports, times, self.cache.config.max_hops, self.signal,
+                                     self.stats)
             self.cache.process(batch)
-            self.last_ns = max(self.last_ns, times[-1])
+            self.last_ns = max(self.last_ns, int(times[-1]))
