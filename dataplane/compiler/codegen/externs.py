@@ -197,7 +197,7 @@ class ExternMixin:
     # -------------------------------------------------------------- actions
 
     def gen_action(self: CodeGen, sym: ActionSym) -> tuple[str, list[VarSym]]:
-        key = id(sym)
+        key = sym  # the symbol itself: an id() could be reused once a symbol is freed
         if key in self._generated:
             return self._generated[key]  # type: ignore[return-value]
         scope = sym.scope.child()
@@ -225,7 +225,7 @@ class ExternMixin:
         return sym.index
 
     def call_function(self: CodeGen, sym: FuncSym, e: ast.Call) -> Val:
-        key = id(sym)
+        key = sym  # the symbol itself: an id() could be reused once a symbol is freed
         decl = sym.decl
         if decl.type_params:
             raise self.unsupported(e, f"generic function '{decl.name}'")
@@ -246,7 +246,7 @@ class ExternMixin:
     # --------------------------------------------------------------- blocks
 
     def apply_block(self: CodeGen, sym: BlockInstSym, e: ast.Call) -> Val:
-        key = id(sym)
+        key = sym  # the symbol itself: an id() could be reused once a symbol is freed
         decl = sym.decl
         bound = self.bind_args(decl.params, e.args, e)
         # An extern object passed to a block (``register<..> r`` as an apply

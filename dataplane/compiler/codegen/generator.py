@@ -151,7 +151,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self.ctx = FuncCtx("control")
         self.error = ErrorT([])
         self._tmp = 0
-        self._generated: dict[int, str] = {}
+        self._generated: dict[Any, Any] = {}
         self.blocks: dict[str, str] = {}
         self.digests: dict[str, int] = {}
         self.value_sets: list[Any] = []
@@ -160,7 +160,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         # Extern functions the program declares itself, bound to plugins.
         self.user_functions: dict[str, int] = {}
         # The extern instances each generated block was applied with.
-        self._block_instances: dict[int, dict[str, Any]] = {}
+        self._block_instances: dict[Any, dict[str, Any]] = {}
         self._type_cache: dict[int, Type] = {}
 
     # ---------------------------------------------------------------- utils
