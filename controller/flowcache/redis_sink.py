@@ -53,9 +53,13 @@ class RedisSink:
     def flow_key(self, key0: int, key1: int) -> str:
         return f"{self.prefix}:flow:{flow_name(key0, key1)}"
 
-    def write_evictions(self, ev: Evictions) -> None:
-        for start in range(0, len(ev), PIPELINE_CHUNK):
-            pipe = self.client.pipeline(transaction=False)
+    def write_evictions(self, ev: Evictions, start_at: int = 0) -> None:
+        """Chunks of PIPELINE_CHUNK flows, each applied whole (MULTI/EXEC:
+        the counts are increments, so a chunk half applied and sent again
+        would count twice); a failure raises ``PartialWrite`` with where to
+        start again."""
+        for start in range(start_at, len(ev), PIPELINE_CHUNK):
+            pipe = self.client.pipeline(transaction=True)
             for i in range(start, min(len(ev), start + PIPELINE_CHUNK)):
                 key = self.flow_key(int(ev.key0[i]), int(ev.key1[i]))
                 hops = int(ev.hops[i])
@@ -70,18 +74,19 @@ class RedisSink:
                     pipe.hincrby(key, cell + ":samples", int(ev.samples[i, h, m]))
                     latest[cell + ":latest"] = int(ev.latest[i, h, m])
                 pipe.hset(key, mapping=latest)  # type: ignore[arg-type]
-            pipe.execute()
+            _execute(pipe, start)
 
-    def write_events(self, ev: Events) -> None:
+    def write_events(self, ev: Events, start_at: int = 0) -> None:
+        """As ``write_evictions``: whole chunks, ``PartialWrite`` on failure."""
         stream = f"{self.prefix}:events"
-        for start in range(0, len(ev), PIPELINE_CHUNK):
-            pipe = self.client.pipeline(transaction=False)
+        for start in range(start_at, len(ev), PIPELINE_CHUNK):
+            pipe = self.client.pipeline(transaction=True)
             for i in range(start, min(len(ev), start + PIPELINE_CHUNK)):
                 pipe.xadd(stream, {"flow": flow_name(int(ev.key0[i]), int(ev.key1[i])),
                                    "switch": int(ev.switch[i]), "hop": int(ev.hop[i]),
                                    "value": int(ev.value[i]), "bitmap": int(ev.bitmap[i]),
                                    "ts": int(ev.ts[i])})
-            pipe.execute()
+            _execute(pipe, start)
 
     def write_histograms(self, cache: FlowCache) -> None:
         edges = cache.config.edges
@@ -94,10 +99,29 @@ class RedisSink:
         pipe.execute()
 
 
+class PartialWrite(Exception):
+    """Redis went away during a write; entries before ``done`` were applied."""
+
+    def __init__(self, done: int, cause: BaseException) -> None:
+        super().__init__(f"Redis write stopped after {done} entries: {cause}")
+        self.done = done
+
+
+def _execute(pipe: redis.client.Pipeline, start: int) -> None:
+    try:
+        pipe.execute()
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        raise PartialWrite(start, exc) from exc
+
+
 class RingReaders:
     """Threads that drain ``cache``'s rings into ``sink`` every ``period_s``
-    until ``stop()``, which drains once more. Errors in a thread stop it and
-    are raised by ``stop()``."""
+    until ``stop()``, which drains once more. While Redis is unreachable a
+    thread keeps the batch it could not write (from the first chunk not
+    applied) and drains nothing more, so entries wait in the rings, lost
+    only past their capacity (counted as overflow); it writes them once
+    Redis answers again. Other errors stop the thread and are raised by
+    ``stop()``; so is an outage still on at ``stop()``."""
 
     def __init__(self, cache: FlowCache, sink: RedisSink, event_threads: int = 1,
                  period_s: float = 0.01) -> None:
@@ -110,7 +134,8 @@ class RingReaders:
         for t in range(event_threads):
             mine = [r for r in range(rings) if r % event_threads == t]
             self._threads.append(threading.Thread(
-                target=self._loop, args=(lambda mine=mine: self._events(mine),),
+                target=self._loop,
+                args=(lambda pending, mine=mine: self._events(mine, pending),),
                 name=f"flowcache-events-{t}", daemon=True))
 
     def start(self) -> RingReaders:
@@ -118,21 +143,45 @@ class RingReaders:
             thread.start()
         return self
 
-    def _general(self) -> None:
-        ev = self.cache.drain_evictions()
-        if len(ev):
-            self.sink.write_evictions(ev)
+    def _general(self, pending: list[tuple[object, int]]) -> None:
+        self._write(pending, self.cache.drain_evictions, self.sink.write_evictions)
 
-    def _events(self, rings: list[int]) -> None:
-        ev = self.cache.drain_events(rings)
-        if len(ev):
-            self.sink.write_events(ev)
+    def _events(self, rings: list[int], pending: list[tuple[object, int]]) -> None:
+        self._write(pending, lambda: self.cache.drain_events(rings), self.sink.write_events)
 
-    def _loop(self, step: Callable[[], None]) -> None:
+    @staticmethod
+    def _write(pending: list[tuple[object, int]], drain: Callable[[], object],
+               write: Callable[[object, int], None]) -> None:
+        """The batch left over from an outage first, then a fresh drain."""
+        if not pending:
+            batch = drain()
+            if not len(batch):  # type: ignore[arg-type]
+                return
+            pending.append((batch, 0))
+        batch, start = pending[0]
+        try:
+            write(batch, start)
+        except PartialWrite as exc:
+            pending[0] = (batch, exc.done)
+            raise
+        pending.clear()
+
+    def _loop(self, step: Callable[[list[tuple[object, int]]], None]) -> None:
+        pending: list[tuple[object, int]] = []
+        outage: PartialWrite | None = None
         try:
             while not self._stop.wait(self.period_s):
-                step()
-            step()
+                try:
+                    step(pending)
+                    outage = None
+                except PartialWrite as exc:
+                    outage = exc  # keep the batch; try again next period
+            while True:  # the last drain: all of it, unless Redis is still away
+                step(pending)
+                if not pending:
+                    break
+        except PartialWrite as exc:
+            self._errors.append(outage or exc)
         except BaseException as exc:  # noqa: BLE001 - handed to stop()
             self._errors.append(exc)
 

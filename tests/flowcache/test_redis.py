@@ -4,6 +4,8 @@ trace's ground truth and the cache's own output."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -88,3 +90,41 @@ def test_rings_flushed_to_redis_read_back(server: RedisServer) -> None:
         for m, metric in enumerate(MEASURED):
             for b, lower in enumerate(CONFIG.edges[metric]):
                 assert int(stored[f"{metric}:{lower}"]) == table[m, b]
+
+
+def test_an_outage_loses_nothing_below_the_rings_capacity() -> None:
+    """Redis stops while packets keep coming: the readers keep what they
+    could not write, drain no more, and once a server answers on the same
+    port again every event and every evicted flow of the outage lands, once."""
+    if redis_available() is None:
+        pytest.skip("redis-server is not installed: install the Debian package redis-server")
+    trace = generate(TraceSpec(packets=6_000, flows=200, hops=3, instructions=4, seed=9,
+                               rate_pps=1_000_000))
+    batch = rows_to_batch(trace.rows, trace.ts, 3)
+    cache, twin = FlowCache(CONFIG), FlowCache(CONFIG)
+    first = RedisServer().start()
+    port = first.port
+    client = first.client()
+    readers = RingReaders(cache, RedisSink(client), event_threads=2, period_s=0.005).start()
+    try:
+        first.stop()  # gone before any packet: everything below waits in the rings
+        for at in range(0, len(batch), 500):
+            piece = batch.take(slice(at, at + 500))
+            cache.process(piece)
+            twin.process(piece)
+            time.sleep(0.01)  # the readers try, and fail, meanwhile
+        second = RedisServer(port=port).start()
+    finally:
+        readers.stop()  # drains the rest into the restarted server
+    try:
+        events = twin.drain_events()
+        c = cache.counters
+        assert c["event_ring_overflow"] == 0 and c["general_ring_overflow"] == 0
+        assert len(events) > 1000
+        assert len(client.xrange("flowcache:events")) == len(events)
+        evicted = twin.drain_evictions()
+        counted = sum(int(v) for k in client.scan_iter("flowcache:flow:*")
+                      for v in [client.hget(k, "count")])
+        assert counted == int(evicted.count.sum())
+    finally:
+        second.stop()
