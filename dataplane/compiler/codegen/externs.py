@@ -1102,10 +1102,11 @@ class ExternMixin:
         """A call to an extern the program declares itself, bound at run time
         to a plugin (``dataplane/runtime/plugins.py``): the in and inout
         values go in, the return value and the out/inout values come back."""
-        args = self.named_args([_Sig(params)], e) if any(a.name for a in e.args) else [
-            a.value for a in e.args]
-        if len(args) != len(params):
-            raise self.err(e, f"expected {len(params)} arguments, got {len(args)}")
+        args = self.bind_args(params, e.args, e)  # named or positional, defaults filled
+        missing = [p.name for p, a in zip(params, args) if a is None]
+        if missing:
+            raise self.err(e, f"argument '{missing[0]}' is left out: a plugin extern "
+                              "takes every argument")
         inputs: list[str] = []
         outputs: list[tuple[LValue, Type]] = []
         for p, a in zip(params, args):
@@ -1376,13 +1377,6 @@ def _arity_fits(params: list[ast.Param], n: int) -> bool:
     needed = sum(1 for p in params if p.default is None
                  and not any(a.name == "optional" for a in p.annotations))
     return needed <= n <= len(params)
-
-
-class _Sig:
-    """A parameter list in the shape ``named_args`` takes overloads in."""
-
-    def __init__(self, params: list[ast.Param]) -> None:
-        self.params = params
 
 
 def _user_declared(decl: Any) -> bool:
