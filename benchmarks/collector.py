@@ -28,7 +28,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -330,6 +331,19 @@ def bench_live(rates: Sequence[float] = LIVE_RATES, seconds: float = 2.0,
             "highest_loss_free_run": best}
 
 
+@contextmanager
+def _loopback_pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """A non-blocking receiver with a 16 MiB buffer and a sender connected
+    to it, on loopback."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        rx.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE (root)
+        rx.bind(("127.0.0.1", 0))
+        rx.setblocking(False)
+        tx.connect(rx.getsockname())
+        yield rx, tx
+
+
 def receive_costs(rounds: int = 5) -> dict[str, Any]:
     """CPU per datagram of each side of loopback UDP, measured alone: the
     socket is filled by ``sendmmsg`` (timed: the sender's system call also
@@ -340,12 +354,7 @@ def receive_costs(rounds: int = 5) -> dict[str, Any]:
     _, payloads = generate(10_000)
     out: dict[str, float] = {}
     best = {"send": float("inf"), "recvmmsg": float("inf"), "recv_into": float("inf")}
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, \
-            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
-        rx.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE (root)
-        rx.bind(("127.0.0.1", 0))
-        rx.setblocking(False)
-        tx.connect(rx.getsockname())
+    with _loopback_pair() as (rx, tx):
         if not mmsg.available():
             return {"available": False}
         sender = mmsg.MmsgSender(tx, payloads)
@@ -383,12 +392,7 @@ def _segmented_costs(payloads: list[bytes], rounds: int) -> dict[str, float]:
     filled by ``UDP_SEGMENT`` sends, drained as ``UDP_GRO`` runs. Empty
     where the kernel has neither."""
     best = {"gso_send": float("inf"), "gro_receive": float("inf")}
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, \
-            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
-        rx.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE (root)
-        rx.bind(("127.0.0.1", 0))
-        rx.setblocking(False)
-        tx.connect(rx.getsockname())
+    with _loopback_pair() as (rx, tx):
         if not mmsg.enable_gro(rx):
             return {}
         try:
