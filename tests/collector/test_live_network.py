@@ -9,20 +9,16 @@ skipped with the reason otherwise."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from test_sim_network import CONFIG, by_measurement, expected_events
+from test_sim_network import CONFIG, assert_sqlite_holds, expected_events
 
 from controller.collector.frames import FrameFeeder
-from controller.collector.metrics import METRICS
 from controller.collector.pipeline import Collector
 from controller.collector.stores import SqliteStore
-from intbed.cli import cli
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
 from orchestration.network import open_network
@@ -66,14 +62,4 @@ def test_mininet_reports_into_sqlite_read_back_by_cli_query(clean: None, tmp_pat
     events = expected_events(seen)
     assert counters.events == Counter(p.measurement for p in events)
     assert counters.events["flow_path"] == PACKETS  # each packet a flow of its own
-    want = by_measurement(events)
-    runner = CliRunner()
-    for metric in METRICS:
-        result = runner.invoke(cli, ["collector", "query", "--store", f"sqlite:{path}",
-                                     metric.name, "--json"])
-        assert result.exit_code == 0, result.output
-        answer = json.loads(result.output)
-        got = sorted((tuple(sorted(s["tags"].items())), t, v)
-                     for s in answer["series"] for t, v in s["points"])
-        assert got == want.get(metric.name, []), metric.name
-    assert want["flow_path"][0][2] == "257,258,259,260,261"  # the same node ids as on sim
+    assert_sqlite_holds(path, events)  # node ids as on sim, every event read back

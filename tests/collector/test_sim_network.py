@@ -127,6 +127,12 @@ def test_sim_reports_into_sqlite_read_back_by_cli_query(tmp_path: Path) -> None:
     finally:
         store.close()
     events = check_run(collector, feeder, frames)
+    assert_sqlite_holds(path, events)
+
+
+def assert_sqlite_holds(path: Path, events: list[Point]) -> None:
+    """``intbed collector query`` on the SQLite store gives exactly ``events``,
+    metric by metric."""
     want = by_measurement(events)
     runner = CliRunner()
     for metric in METRICS:
