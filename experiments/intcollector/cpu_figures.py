@@ -101,8 +101,8 @@ def _fig10_notes(p: dict[str, Any], rows: list[dict[str, Any]],
         "after every batch): "
         + ", ".join(f"{LABELS[c]} {v:,.0f}/s" for c, v in capacity.items())
         + ". The paper's rates reach 1.2 Mpps for INTCollector, whose fast path is C in XDP; "
-        "ours is numpy in Python on one shared core, so our rates are lower and the slopes "
-        "are compared, not the rates.",
+        "ours is a numba-compiled loop fed from Python on one shared core, so our rates are "
+        "lower and the slopes are compared, not the rates.",
         "Why the baselines differ from the paper: the paper's detection-off collector sent "
         "every value through a Python normal path fed by BCC, and its Prometheus exporter is a "
         "separate Java program pushing to a gateway on another VM, so their order (Prometheus "
