@@ -195,6 +195,7 @@ def load_all() -> dict[str, Experiment]:
     import experiments.intlabel.fig17  # noqa: F401
     import experiments.intlabel.figures  # noqa: F401
     import experiments.intlabel.sim_figures  # noqa: F401
+    import experiments.nicsink.figures  # noqa: F401
     import experiments.pint.figures  # noqa: F401
 
     return REGISTRY
