@@ -95,6 +95,8 @@ def measure(p: Point) -> dict[str, Any]:
         cache.process(pk.batch)  # every flow in H_P, the kernel compiled
         cache.drain_events()
         work = shifted(pk.batch, int(pk.batch.ts[-1]) + 1)
+    for ring in (*cache.gring[2:], *cache.ering[2:]):
+        ring.fill(0)  # the rings' pages mapped now: a first touch is not an operation's cost
     empty = work.take(slice(0, 0))
     overhead = float(np.median(_empty_calls(cache, empty, 2000)))
     before = cache.counters
@@ -137,12 +139,8 @@ def compute(ctx: Context) -> Result:
         r = by[op]
         heads += [Headline(f"{op}: median latency per packet", r["median_ns"],
                            PAPER_MEDIAN_MAX_NS, "ns",
-                           note="paper: every operation's median under 5 us")
-                  if op == "update" else
-                  Headline(f"{op}: median latency per packet", r["median_ns"], None, "ns",
-                           note="paper: under 5 us"),
-                  Headline(f"{op}: maximum latency per packet", r["max_ns"],
-                           PAPER_MAX_NS if op == "update" else None, "ns",
+                           note="paper: the median of each of the three under 5 us"),
+                  Headline(f"{op}: maximum latency per packet", r["max_ns"], PAPER_MAX_NS, "ns",
                            note="paper: at most 25 us for the three operations")]
     heads.append(Headline("eviction: median cost beyond an update", by["eviction"][
         "median_increment_ns"], None, "ns", note="the paper: eviction to R_G takes the least "
@@ -171,7 +169,9 @@ def compute(ctx: Context) -> Result:
         "update's (median_increment_ns).",
         f"Table {p['rows']:,} x {BUCKETS} for update and notification, over {p['flows']:,} "
         f"flows inserted by a first pass; {p['eviction_rows']:,} x {BUCKETS} for eviction, "
-        "every row filled first by three times as many flows as buckets.",
+        "every row filled first by three times as many flows as buckets. The rings' memory "
+        "is written once before timing, so the kernel's first touch of a page (a fault) is "
+        "not counted as an operation.",
     ]
     return Result(rows, heads, notes)
 

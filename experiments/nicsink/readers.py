@@ -21,13 +21,14 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
 from controller.flowcache.cache import Events, FlowCache, PacketBatch
 from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.redis_sink import RedisSink, RingReaders
+from controller.flowcache.redis_sink import PIPELINE_CHUNK, PartialWrite, RedisSink, RingReaders
 from controller.flowcache.trace import TraceSpec
 from experiments.framework import (
     Context,
@@ -53,7 +54,8 @@ DELIVERED = 0.9
 
 
 class CountingSink(RedisSink):
-    """A RedisSink that counts the events it has written (threads add under a lock)."""
+    """A RedisSink that counts the events it has written, chunk by chunk
+    (a reader's backlog is written over seconds; threads add under a lock)."""
 
     def __init__(self, client: Any) -> None:
         super().__init__(client)
@@ -61,9 +63,15 @@ class CountingSink(RedisSink):
         self._lock = threading.Lock()
 
     def write_events(self, ev: Events, start_at: int = 0) -> None:
-        super().write_events(ev, start_at)
-        with self._lock:
-            self.written += len(ev) - start_at
+        for start in range(start_at, len(ev), PIPELINE_CHUNK):
+            part = Events(*(getattr(ev, f.name)[start:start + PIPELINE_CHUNK]
+                            for f in fields(Events)))
+            try:
+                super().write_events(part)
+            except PartialWrite as exc:
+                raise PartialWrite(start + exc.done, exc) from exc
+            with self._lock:
+                self.written += len(part)
 
 
 def start_redis(name: str) -> RedisServer:
