@@ -81,9 +81,11 @@ def _window(state: HpccState, u: float, update_reference: bool, p: HpccParams) -
 
 def on_ack(state: HpccState, u_sample: float, tau_s: float, ack_seq: int, next_seq: int,
            p: HpccParams) -> float:
-    """The new window after an ACK for ``ack_seq`` whose path's largest link
-    utilization is ``u_sample`` over ``tau_s``; ``next_seq`` is the next
-    sequence number the sender will send."""
+    """The new window after an ACK whose path's largest link utilization is
+    ``u_sample`` over ``tau_s``. ``ack_seq`` is cumulative, as HPCC's (the
+    sequence number just past the data acknowledged), ``next_seq`` the next
+    one the sender will send: an ACK past the ``next_seq`` of the last
+    reference update acknowledges data sent after it, a round trip later."""
     w = min(max(tau_s, 0.0), p.base_rtt_s) / p.base_rtt_s
     state.u = (1.0 - w) * state.u + w * u_sample
     update = ack_seq > state.last_update_seq

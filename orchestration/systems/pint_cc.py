@@ -356,7 +356,7 @@ class HpccRun:
             u = link_u(delay_us * 1e-6, 1.0 if delay_us > 0 else 0.0, p)
             tau = p.base_rtt_s if s.last_ack_ns is None else (now_ns - s.last_ack_ns) / 1e9
         s.last_ack_ns = now_ns
-        on_ack(s.state, u, tau, seq, s.next_seq, p)
+        on_ack(s.state, u, tau, seq + 1, s.next_seq, p)
         self._send_more(s)
 
     def _int_sample(self, s: _Sender, hops: list[tuple[int, int, int]]) -> tuple[float, float]:
