@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dataplane.compiler.bmv2_rules import check_bmv2_rules
+from dataplane.compiler.check import check_program
 from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
 from dataplane.compiler.frontend.ast import HeaderDecl, Program
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
@@ -65,6 +66,7 @@ def _globals() -> dict[str, Any]:
 def compile_program(program: Program, source: Path) -> CompiledProgram:
     """Generate and compile code for a parsed program."""
     instantiate_direct_calls(program)
+    check_program(program)
     gen = CodeGen(program)
     text = gen.generate()
     check_bmv2_rules(gen)

@@ -588,10 +588,7 @@ class ExternMixin:
         ndir = sum(1 for p in params if p.direction)
         out = []
         args = ref.args[ndir:]
-        cparams = [p for p in params if not p.direction]
-        if len(args) != len(cparams):
-            raise self.err(ref, f"action '{asym.decl.name}' needs {len(cparams)} "
-                                f"control-plane argument(s), got {len(args)}")
+        cparams = [p for p in params if not p.direction]  # the checker matched the count
         for p, a in zip(cparams, args):
             t = self.resolve_type(p.type, asym.scope)
             v = self.coerce(self.ev(a.value, t), t, a.value)
@@ -604,30 +601,25 @@ class ExternMixin:
                       refs: list[tuple[ast.ActionRef, ActionSym]]) -> None:
         from dataplane.runtime.tables import Exact, Lpm, OptionalMatch, RangeMatch, Ternary
 
+        # The checker has established each entry's key count, that masks and
+        # ranges fit their match kinds, that an lpm mask is a prefix, that the
+        # action is one of the table's with every argument, and the
+        # priorities' rules.
         kinds = [k.match_kind for k in decl.keys]
-        self.check_entry_priorities(decl)
         for i, entry in enumerate(decl.entries or []):
             elems = entry.keyset.elems
             if len(elems) == 1 and isinstance(elems[0], ast.ListExpr) and (
                     len(kinds) > 1 or len(elems[0].elems) == 1):
                 elems = elems[0].elems  # {k1, k2} for several keys, {k} for one
-            if len(elems) != len(kinds):
-                raise self.err(entry, f"entry has {len(elems)} keys, table has {len(kinds)}")
             matches: list[Any] = []
             for e, kind, width in zip(elems, kinds, rt.key_widths):
                 t = BitT(width)
                 if isinstance(e, ast.Default | ast.DontCare):
                     matches.append(None)
                 elif isinstance(e, ast.Mask):
-                    if kind in ("exact", "optional"):
-                        raise self.err(e, f"a mask (&&&) is not a key for match kind {kind}: "
-                                          "give a value (or default)")
                     v = self._const_key(e.value, t)
                     m = self._const_key(e.mask, t)
                     plen = bin(m).count("1")
-                    if kind == "lpm" and m != ((1 << width) - 1) ^ ((1 << (width - plen)) - 1):
-                        raise self.err(e, f"mask {m:#x} of an lpm key is not a prefix of "
-                                          f"{width} bits (ones from the top, then zeros)")
                     matches.append(Ternary(v & m, m) if kind != "lpm" else Lpm(v & m, plen))
                 elif isinstance(e, ast.Range):
                     matches.append(RangeMatch(self._const_key(e.lo, t), self._const_key(e.hi, t)))
@@ -644,8 +636,6 @@ class ExternMixin:
                     else:
                         matches.append(Exact(v))
             asym = self.resolve_action(entry.action, rt.sym.scope)
-            if all(a is not asym for _, a in refs):
-                raise self.err(entry, f"action '{asym.decl.name}' is not in the table's actions")
             args = self.const_action_args(asym, entry.action, refs)
             # Larger wins in the runtime table. Entries without a priority
             # rank by position; ``@priority(N)`` is BMv2's own ranking where
@@ -659,34 +649,6 @@ class ExternMixin:
                 if pa is not None:
                     prio = -int(self.anno_string(pa) or (i + 1))
             rt.const_entries.append((matches, self.action_id(asym), args, prio))
-
-    def check_entry_priorities(self: CodeGen, decl: ast.TableDecl) -> None:
-        """P4-16's rules for entries that give ``priority = N``: once one
-        does, the first must too, and each entry without one takes the
-        previous entry's priority moved by ``priority_delta`` (down when
-        ``largest_priority_wins``, the default), which must stay >= 1."""
-        entries = decl.entries or []
-        if not any(e.priority is not None for e in entries):
-            return
-        first = entries[0]
-        if first.priority is None:
-            later = next(e for e in entries if e.priority is not None)
-            raise self.err(first, f"the first entry has no priority, but the entry on line "
-                                  f"{later.loc.line} has one: give the first entry a priority")
-        props = {p.name: p.value for p in decl.properties}
-        delta = self.const_int(props["priority_delta"]) if "priority_delta" in props else 1
-        down = True
-        if "largest_priority_wins" in props:
-            down = bool(self.ev(props["largest_priority_wins"], BoolT()).const)
-        prio = self.const_int(first.priority)
-        for e in entries[1:]:
-            if e.priority is not None:
-                prio = self.const_int(e.priority)
-                continue
-            prio = prio - delta if down else prio + delta
-            if prio < 1:
-                raise self.err(e, f"this entry's priority would be {prio} (the previous one's "
-                                  f"minus priority_delta {delta}); priorities must be >= 1")
 
     def _const_key(self: CodeGen, e: ast.Expr, t: Type) -> int:
         v = self.ev(e, t)

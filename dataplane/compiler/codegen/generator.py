@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import P4SemanticError, P4UnsupportedError
+from dataplane.compiler.check.target import package_args_in_order
 from dataplane.compiler.codegen.exprs import ExprMixin
 from dataplane.compiler.codegen.externs import ExternMixin
 from dataplane.compiler.codegen.stmts import StmtMixin
@@ -459,48 +460,17 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
                 return sym.decl, sym.ctor_args
         raise self.unsupported(e, "package argument that is not a parser or control instance")
 
-    def package_args(self, main: ast.Instantiation, t: BlockT) -> list[ast.Arg]:
-        """The package's arguments in parameter order: ``V1Switch(p = ...,
-        ig = ..., ...)`` may name them in any order."""
-        if not any(a.name for a in main.args):
-            return main.args
-        params = [p.name for p in getattr(t.decl, "params", [])]
-        by_name: dict[str, ast.Arg] = {}
-        for a in main.args:
-            if a.name is None:
-                raise self.err(a, "arguments are all named or all positional")
-            if a.name not in params:
-                raise self.err(a, f"{t.name} has no parameter '{a.name}' "
-                                  f"(it has {', '.join(params)})")
-            if a.name in by_name:
-                raise self.err(a, f"argument '{a.name}' given twice")
-            by_name[a.name] = a
-        return [by_name[p] for p in params]
-
     def generate_pipeline(self, main: ast.Instantiation) -> None:
+        # The checker has established a V1Switch of six parser and control
+        # instances with v1model's parameter counts and a headers type BMv2
+        # can carry.
         t = self.resolve_type(main.type, self.root)
         assert isinstance(t, BlockT)
-        if t.name != "V1Switch":
-            raise self.unsupported(main, f"package '{t.name}' (only V1Switch is supported)")
-        if len(main.args) != 6:
-            raise self.err(main, "V1Switch takes 6 arguments")
-        args = self.package_args(main, t)
+        args = package_args_in_order(main, t)
         decls = [self.block_decl(a) for a in args]
-        parser, pargs = decls[0]
-        if not isinstance(parser, ast.ParserDecl) or len(parser.params) < 4:
-            raise self.err(main, "the first V1Switch argument must be a parser")
-        for (decl, _), arg, want, role in zip(decls, args, (4, 2, 3, 3, 2, 2), V1_BLOCKS):
-            if len(decl.params) != want:
-                raise self.err(arg, f"V1Switch's {role} block takes {want} parameters; "
-                                    f"'{decl.name}' has {len(decl.params)}")
+        parser = decls[0][0]
         pscope = self.root
         h_t = self.resolve_type(parser.params[1].type, pscope)
-        hs = strip(h_t)
-        for fname, ft in getattr(hs, "fields", []):
-            if not isinstance(strip(ft), HeaderT | StackT | UnionT):
-                raise self.unsupported(parser.params[1], f"headers type {h_t} with field "
-                                                         f"'{fname}' of type {ft} (BMv2 takes "
-                                                         "only headers, stacks and unions)")
         m_t = self.resolve_type(parser.params[2].type, pscope)
         sm_t = self.resolve_type(parser.params[3].type, pscope)
         lay = self.layout

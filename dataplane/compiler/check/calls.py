@@ -1,0 +1,232 @@
+"""Call rules: what may be called, argument count, names, directions and
+types, and the width a generic parameter takes from its argument."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dataplane.compiler.check import convert
+from dataplane.compiler.check.env import (
+    ACTION,
+    EXTERN_FUNCTION,
+    FUNCTION,
+    INSTANCE,
+    TABLE,
+    TYPE,
+    Entity,
+    Scope,
+)
+from dataplane.compiler.check.exprs import SIZE_METHODS, ApplyResultT, err, header_method
+from dataplane.compiler.check.typeref import known
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.types import (
+    BitT,
+    BlockT,
+    ExternT,
+    HeaderT,
+    IntT,
+    StackT,
+    StructLikeT,
+    Type,
+    TypeVarT,
+    VoidT,
+    strip,
+)
+
+if TYPE_CHECKING:
+    from dataplane.compiler.check.checker import Checker
+
+
+def call_type(ck: Checker, e: ast.Call, want: Type | None) -> Type | None:
+    f = e.func
+    if isinstance(f, ast.Name):
+        ent = ck.lookup(f)
+        return _call_entity(ck, ent, f.name, e)
+    if isinstance(f, ast.Member):
+        if isinstance(f.expr, ast.Name):
+            ent = (ck.res.root if f.expr.absolute else ck.scope).lookup(f.expr.name)
+            if ent is not None and ent.kind == TABLE:
+                ck.facts.symbols[id(f.expr)] = ent
+                if f.name != "apply":
+                    raise err(f, f"a table has no method '{f.name}' (only apply)")
+                _bind(ck, [], e, [], f"{f.expr.name}.apply")
+                return ApplyResultT(ent.decl)
+        named = ck.type_named(f.expr)
+        if named is not None:
+            if f.name in SIZE_METHODS:
+                return IntT()
+            raise err(f, f"type {named} has no method '{f.name}'")
+        base = ck.expr(f.expr)
+        return _method(ck, base, f, e)
+    for a in e.args:
+        ck.expr(a.value)
+    return None
+
+
+def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | None:
+    if ent.kind in (ACTION, FUNCTION):
+        decl = ent.decl
+        if ent.kind == ACTION and ck.ctx.kind in ("parser",):
+            raise err(e, f"action '{name}' cannot be called from a parser")
+        _bind(ck, decl.params, e, ent.params, name)
+        if ent.kind == FUNCTION:
+            return ent.type
+        return VoidT()
+    if ent.kind == EXTERN_FUNCTION:
+        decl = _overload(ck, ent.overloads, e, name)
+        scope = _generic_scope(ent.scope or ck.res.root, decl.type_params, e, ck)
+        ptypes = [ck.res.resolve(p.type, scope) for p in decl.params]
+        _bind(ck, decl.params, e, ptypes, name)
+        if name == "static_assert":
+            _static_assert(ck, e)
+        return known(ck.res.resolve(decl.return_type, scope)) or None
+    if ent.kind == TYPE:
+        t = ent.type
+        for a in e.args:
+            ck.expr(a.value)
+        if isinstance(t, BlockT | ExternT):
+            return t
+        raise err(e, f"'{name}' is a type; it cannot be called")
+    raise err(e, f"'{name}' is a {ent.kind}; it cannot be called")
+
+
+def _static_assert(ck: Checker, e: ast.Call) -> None:
+    """``static_assert(cond[, message])`` fails the compile when ``cond``
+    is known to be false."""
+    if not e.args:
+        return
+    cond = ck.res.const_value(e.args[0].value, ck.scope)
+    if cond is False:
+        msg = e.args[1].value if len(e.args) > 1 else None
+        text = msg.value if isinstance(msg, ast.StringLit) else "static assertion failed"
+        raise err(e, f"static_assert: {text}")
+
+
+def _overload(ck: Checker, overloads: list, e: ast.Call, name: str) -> ast.Node:
+    given = {a.name for a in e.args if a.name is not None}
+    fits = [d for d in overloads if _arity_fits(d.params, e.args)
+            and given <= {p.name for p in d.params}]
+    if not fits:
+        counts = sorted({len(d.params) for d in overloads})
+        raise err(e, f"no declaration of '{name}' takes these {len(e.args)} argument(s) "
+                     f"(it takes {' or '.join(map(str, counts))})")
+    return fits[0]
+
+
+def _arity_fits(params: list[ast.Param], args: list[ast.Arg]) -> bool:
+    needed = sum(1 for p in params if p.default is None
+                 and not any(a.name == "optional" for a in p.annotations))
+    return needed <= len(args) <= len(params)
+
+
+def _generic_scope(scope: Scope, type_params: list[str], e: ast.Call, ck: Checker,
+                   bound: dict[str, Type] | None = None) -> Scope:
+    """A scope where a generic declaration's type parameters stand for the
+    explicit type arguments, the instance's, or else themselves."""
+    if not type_params and not bound:
+        return scope
+    inner = scope.child()
+    for name, t in (bound or {}).items():
+        inner.names[name] = Entity(TYPE, None, t)
+    explicit = [ck.res.resolve(t, ck.scope) for t in e.type_args]
+    for i, name in enumerate(type_params):
+        t = explicit[i] if i < len(explicit) and explicit[i] is not None else TypeVarT(name)
+        inner.names[name] = Entity(TYPE, None, t)
+    return inner
+
+
+def _bind(ck: Checker, params: list[ast.Param], e: ast.Call, ptypes: list[Type | None],
+          name: str) -> None:
+    """Arguments to parameters by position or name; each argument is typed
+    against its parameter, out and inout ones must be assignable."""
+    bound: list[ast.Arg | None] = [None] * len(params)
+    names = [p.name for p in params]
+    pos = 0
+    for a in e.args:
+        if a.name is not None:
+            if a.name not in names:
+                raise err(a, f"{name}: no parameter named '{a.name}'")
+            i = names.index(a.name)
+        else:
+            if pos >= len(params):
+                raise err(e, f"{name}: too many arguments (it takes {len(params)})")
+            i = pos
+            pos += 1
+        if bound[i] is not None:
+            raise err(a, f"{name}: argument for parameter '{params[i].name}' given twice")
+        bound[i] = a
+    literal_only: dict[str, ast.Expr] = {}
+    typed_vars: set[str] = set()
+    for i, (p, a) in enumerate(zip(params, bound)):
+        if a is None:
+            if p.default is None and not any(an.name == "optional" for an in p.annotations):
+                raise err(e, f"{name}: No argument supplied for {p.name}")
+            continue
+        pt = ptypes[i] if i < len(ptypes) else None
+        at = ck.expr(a.value, pt)
+        if p.direction in ("out", "inout") and not isinstance(a.value, ast.DontCare):
+            ck.lvalue(a.value, f"argument for {p.direction} parameter '{p.name}'")
+        var = strip(pt) if pt is not None else None
+        if isinstance(var, TypeVarT):
+            if isinstance(known(at), IntT):
+                literal_only.setdefault(var.name, a.value)
+            elif at is not None:
+                typed_vars.add(var.name)
+            continue
+        ck.need(convert.implicit(at, pt), a.value)
+    for var_name, lit in literal_only.items():
+        if var_name not in typed_vars:
+            raise err(lit, "could not infer a width for this integer: the parameter's type "
+                           f"{var_name} takes it from the argument (give it a width, e.g. "
+                           "16w0xffff, or cast it)")
+
+
+def _method(ck: Checker, base: Type | None, f: ast.Member, e: ast.Call) -> Type | None:
+    b = known(base)
+    if isinstance(b, ExternT):
+        return _extern_method(ck, b, f, e)
+    if b is None:
+        for a in e.args:
+            ck.expr(a.value)
+        return None
+    if isinstance(b, BlockT):
+        if f.name != "apply":
+            raise err(f, f"{b.kind} {b.name} has no method '{f.name}' (only apply)")
+        decl = b.decl
+        _bind(ck, getattr(decl, "params", []), e, [], f"{b.name}.apply")
+        return VoidT()
+    ht = header_method(b, f.name)
+    if ht is not None:
+        _bind(ck, [], e, [], f.name)
+        return ht
+    if isinstance(b, StackT) and f.name in ("push_front", "pop_front"):
+        if len(e.args) != 1:
+            raise err(e, f"{f.name} takes one argument, the count")
+        ck.expr(e.args[0].value)
+        return VoidT()
+    if isinstance(b, StructLikeT) and f.name in SIZE_METHODS:
+        return IntT()
+    raise err(f, f"a value of type {base} has no method '{f.name}'")
+
+
+def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type | None:
+    decl = t.decl
+    methods = [m for m in getattr(decl, "methods", []) if m.name == f.name
+               and m.return_type is not None]
+    if not methods:
+        raise err(f, f"extern {t.name} has no method '{f.name}'")
+    m = _overload(ck, methods, e, f"{t.name}.{f.name}")
+    bound = {n: a for n, a in zip(getattr(decl, "type_params", []), t.args)}
+    scope = _generic_scope(ck.res.root, m.type_params, e, ck, bound)
+    ptypes = [ck.res.resolve(p.type, scope) for p in m.params]
+    _bind(ck, m.params, e, ptypes, f"{t.name}.{f.name}")
+    if t.name == "packet_in" and f.name == "extract" and e.args:
+        ht = known(ck.facts.types.get(id(e.args[0].value)))
+        if isinstance(ht, HeaderT):
+            ck.facts.extracts.append((e, ht))
+    if t.name == "direct_meter" and f.name == "read" and isinstance(f.expr, ast.Name):
+        ent = ck.facts.symbols.get(id(f.expr))
+        if ent is not None and ent.kind == INSTANCE:
+            ck.facts.meters_read.add(id(ent))
+    rt = ck.res.resolve(m.return_type, scope)
+    return rt if known(rt) is not None or isinstance(strip(rt), BitT) else None

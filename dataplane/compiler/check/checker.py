@@ -1,0 +1,289 @@
+"""The checking pass: declarations in order, each body checked where it
+is declared, so a name is visible only after its declaration (spec 6.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dataplane.compiler.check import convert
+from dataplane.compiler.check.env import (
+    ACTION,
+    CONST,
+    EXTERN_FUNCTION,
+    FUNCTION,
+    INSTANCE,
+    TABLE,
+    TYPE,
+    VALUE_SET,
+    VAR,
+    Entity,
+    Facts,
+    Scope,
+)
+from dataplane.compiler.check.exprs import ExprRules, err
+from dataplane.compiler.check.stmts import Context, StmtRules
+from dataplane.compiler.check.tables import TableRules
+from dataplane.compiler.check.target import check_target
+from dataplane.compiler.check.typeref import TypeResolver, known
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.types import (
+    BlockT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    MatchKindT,
+    NewT,
+    StructT,
+    Type,
+    TypeVarT,
+    UnionT,
+)
+
+
+def check_program(program: ast.Program) -> Facts:
+    """Resolve and type-check ``program``; raise its first error (located),
+    else return what was found out about its nodes."""
+    checker = Checker(program)
+    checker.run()
+    check_target(program, checker)
+    return checker.facts
+
+
+class Checker(ExprRules, StmtRules, TableRules):
+    def __init__(self, program: ast.Program) -> None:
+        self.program = program
+        self.error = ErrorT([m for d in program.decls if isinstance(d, ast.ErrorDecl)
+                             for m in d.members])
+        self.res = TypeResolver(self.error)
+        self.scope = self.res.root
+        self.facts = Facts()
+        self.ctx = Context("top")
+        self.main: ast.Instantiation | None = None
+
+    @contextmanager
+    def nested(self, ctx: Context | None = None) -> Iterator[Scope]:
+        saved = self.scope, self.ctx
+        self.scope = self.scope.child()
+        if ctx is not None:
+            self.ctx = ctx
+        try:
+            yield self.scope
+        finally:
+            self.scope, self.ctx = saved
+
+    def run(self) -> None:
+        root = self.res.root
+        root.names["error"] = Entity(TYPE, None, self.error)
+        for d in self.program.decls:
+            self.declare(d, root)
+
+    # -------------------------------------------------------- declarations
+
+    def declare(self, d: ast.Decl, scope: Scope) -> None:
+        fn = getattr(self, "d_" + type(d).__name__, None)
+        if fn is None:
+            return
+        saved = self.scope
+        self.scope = scope
+        try:
+            fn(d, scope)
+        finally:
+            self.scope = saved
+
+    def d_ErrorDecl(self, d: ast.ErrorDecl, scope: Scope) -> None:  # noqa: N802
+        pass  # collected up front: ``error`` is one program-wide type
+
+    def d_MatchKindDecl(self, d: ast.MatchKindDecl, scope: Scope) -> None:  # noqa: N802
+        for m in d.members:
+            scope.names[m] = Entity(CONST, d, MatchKindT(), m)
+
+    def d_ConstDecl(self, d: ast.ConstDecl, scope: Scope) -> None:  # noqa: N802
+        self.declare_const(d, scope)
+
+    def declare_const(self, d: ast.ConstDecl, scope: Scope) -> None:
+        t = self.res.resolve(d.type, scope)
+        vt = self.expr(d.value, t)
+        self.need(convert.implicit(vt, t), d.value)
+        if not self.is_constant(d.value) and not _static_assert(d.value):
+            raise err(d.value, f"initializer of constant '{d.name}' is not a compile-time "
+                               "known value")
+        scope.declare(d.name, Entity(CONST, d, t, self.res.const_value(d.value, scope)), d)
+
+    def declare_var(self, d: ast.VarDecl, scope: Scope) -> None:
+        t = self.res.resolve(d.type, scope)
+        if d.init is not None:
+            it = self.expr(d.init, t)
+            self.need(convert.implicit(it, t), d.init)
+        scope.declare(d.name, Entity(VAR, d, t, writable=True), d)
+
+    def d_VarDecl(self, d: ast.VarDecl, scope: Scope) -> None:  # noqa: N802
+        self.declare_var(d, scope)
+
+    def d_Typedef(self, d: ast.Typedef, scope: Scope) -> None:  # noqa: N802
+        base = self.res.resolve(d.type, scope)
+        t = NewT(d.name, base) if d.newtype and base is not None else base
+        scope.declare(d.name, Entity(TYPE, d, t), d)
+
+    def d_HeaderDecl(self, d: ast.HeaderDecl | ast.StructDecl | ast.HeaderUnionDecl,  # noqa: N802
+                     scope: Scope) -> None:
+        cls = {ast.HeaderDecl: HeaderT, ast.StructDecl: StructT,
+               ast.HeaderUnionDecl: UnionT}[type(d)]
+        t = cls(d.name, [])
+        inner = self.generic(scope, d.type_params)
+        seen: set[str] = set()
+        for f in d.fields:
+            if f.name in seen:
+                raise err(f, f"{d.name} has two fields named '{f.name}'")
+            seen.add(f.name)
+            ft = self.res.resolve(f.type, inner)
+            t.fields.append((f.name, ft if ft is not None else TypeVarT("?")))
+        scope.declare(d.name, Entity(TYPE, d, t), d)
+
+    d_StructDecl = d_HeaderDecl
+    d_HeaderUnionDecl = d_HeaderDecl
+
+    def d_EnumDecl(self, d: ast.EnumDecl, scope: Scope) -> None:  # noqa: N802
+        under = self.res.resolve(d.underlying, scope) if d.underlying is not None else None
+        t = EnumT(d.name, list(d.members), known(under))  # type: ignore[arg-type]
+        for i, m in enumerate(d.members):
+            v = d.values[i] if i < len(d.values) else None
+            if v is not None:
+                self.need(convert.implicit(self.expr(v, under), under), v)
+                value = self.res.const_value(v, scope)
+                t.values[m] = value if isinstance(value, int) else i
+            else:
+                t.values[m] = i
+        scope.declare(d.name, Entity(TYPE, d, t), d)
+
+    def d_ExternDecl(self, d: ast.ExternDecl, scope: Scope) -> None:  # noqa: N802
+        scope.declare(d.name, Entity(TYPE, d, ExternT(d.name, d)), d)
+
+    def d_ParserTypeDecl(self, d: ast.Decl, scope: Scope) -> None:  # noqa: N802
+        kind = {ast.ParserTypeDecl: "parser", ast.ControlTypeDecl: "control",
+                ast.PackageTypeDecl: "package"}[type(d)]
+        scope.declare(d.name, Entity(TYPE, d, BlockT(kind, d.name, d)), d)
+
+    d_ControlTypeDecl = d_ParserTypeDecl
+    d_PackageTypeDecl = d_ParserTypeDecl
+
+    def d_ExternFunctionDecl(self, d: ast.ExternFunctionDecl,  # noqa: N802
+                             scope: Scope) -> None:
+        scope.declare(d.name, Entity(EXTERN_FUNCTION, d, overloads=[d], scope=scope), d)
+
+    def generic(self, scope: Scope, type_params: list[str]) -> Scope:
+        if not type_params:
+            return scope
+        inner = scope.child()
+        for n in type_params:
+            inner.names[n] = Entity(TYPE, None, TypeVarT(n))
+        return inner
+
+    def params(self, params: list[ast.Param], into: Scope, read_only_plain: bool,
+               types_from: Scope | None = None) -> list[Type | None]:
+        """Bind parameters in ``into``: out/inout ones are writable; in
+        ones, and directionless ones where ``read_only_plain``, are not."""
+        out = []
+        for p in params:
+            t = self.res.resolve(p.type, types_from or into)
+            writable = p.direction in ("out", "inout") or (not p.direction
+                                                           and not read_only_plain)
+            into.declare(p.name, Entity(VAR, p, t, writable=writable), p)
+            out.append(t)
+        return out
+
+    def d_FunctionDecl(self, d: ast.FunctionDecl, scope: Scope) -> None:  # noqa: N802
+        inner = self.generic(scope, d.type_params)
+        ret = self.res.resolve(d.return_type, inner)
+        ent = Entity(FUNCTION, d, ret, scope=scope)
+        scope.declare(d.name, ent, d)
+        with self.nested(Context("function", ret)) as body:
+            body.parent = inner
+            ent.params = self.params(d.params, body, read_only_plain=True)
+            self.stmts(d.body.stmts)
+
+    def d_ActionDecl(self, d: ast.ActionDecl, scope: Scope) -> None:  # noqa: N802
+        ent = Entity(ACTION, d, scope=scope)
+        with self.nested(Context("action")) as body:
+            ent.params = self.params(d.params, body, read_only_plain=True)
+            self.stmts(d.body.stmts)
+        scope.declare(d.name, ent, d)
+
+    def d_Instantiation(self, d: ast.Instantiation, scope: Scope) -> None:  # noqa: N802
+        t = self.res.resolve(d.type, scope)
+        for a in d.args:
+            self.expr(a.value)
+        k = known(t)
+        if isinstance(k, BlockT) and k.kind == "package":
+            if scope is not self.res.root:
+                raise err(d, "a package is instantiated only at the top level")
+            self.main = d if d.name == "main" else self.main
+        elif k is not None and not isinstance(k, BlockT | ExternT):
+            raise err(d, f"cannot instantiate {t}: not an extern, parser, control or package")
+        scope.declare(d.name, Entity(INSTANCE, d, t), d)
+
+    def d_ValueSetDecl(self, d: ast.ValueSetDecl, scope: Scope) -> None:  # noqa: N802
+        t = self.res.resolve(d.type, scope)
+        self.expr(d.size)
+        scope.declare(d.name, Entity(VALUE_SET, d, t), d)
+
+    def d_TableDecl(self, d: ast.TableDecl, scope: Scope) -> None:  # noqa: N802
+        self.table(d)
+        scope.declare(d.name, Entity(TABLE, d), d)
+
+    # -------------------------------------------------------------- blocks
+
+    def block_scope(self, d: ast.ParserDecl | ast.ControlDecl, scope: Scope) -> Scope:
+        kind = "parser" if isinstance(d, ast.ParserDecl) else "control"
+        scope.declare(d.name, Entity(TYPE, d, BlockT(kind, d.name, d)), d)
+        inner = self.generic(scope, d.type_params).child()
+        self.params(d.params, inner, read_only_plain=True)
+        for p in d.ctor_params:
+            t = self.res.resolve(p.type, inner)
+            inner.declare(p.name, Entity(CONST if not isinstance(known(t), ExternT) else
+                                         INSTANCE, p, t), p)
+        return inner.child()
+
+    def d_ControlDecl(self, d: ast.ControlDecl, scope: Scope) -> None:  # noqa: N802
+        inner = self.block_scope(d, scope)
+        saved = self.scope, self.ctx
+        self.scope, self.ctx = inner, Context("control")
+        try:
+            for local in d.locals:
+                self.declare(local, inner)
+            with self.nested():
+                self.stmts(d.body.stmts)
+        finally:
+            self.scope, self.ctx = saved
+
+    def d_ParserDecl(self, d: ast.ParserDecl, scope: Scope) -> None:  # noqa: N802
+        inner = self.block_scope(d, scope)
+        states = {}
+        for st in d.states:
+            if st.name in states:
+                raise err(st, f"parser {d.name} has two states named '{st.name}'")
+            if st.name in ("accept", "reject"):
+                raise err(st, f"'{st.name}' is a built-in state; it cannot be declared")
+            states[st.name] = st
+        if "start" not in states:
+            raise err(d, f"parser '{d.name}' has no 'start' state")
+        saved = self.scope, self.ctx
+        self.scope, self.ctx = inner, Context("parser", states=states)
+        try:
+            for local in d.locals:
+                self.declare(local, inner)
+            for st in d.states:
+                with self.nested():
+                    self.stmts(st.stmts)
+                    self.transition(st.transition)
+        finally:
+            self.scope, self.ctx = saved
+
+
+def _static_assert(e: ast.Expr) -> bool:
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and \
+        e.func.name == "static_assert"
+
+
+__all__ = ["Checker", "check_program", "Type"]

@@ -1,0 +1,91 @@
+"""What the checker knows about each name: entities, scopes and the side
+table of results it leaves on the syntax tree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from common.errors import P4SemanticError
+from dataplane.compiler.frontend import ast, scope
+from dataplane.compiler.frontend.types import Type
+
+# Kinds of entity a name may denote.
+TYPE = "type"
+CONST = "const"
+VAR = "var"
+ACTION = "action"
+FUNCTION = "function"
+EXTERN_FUNCTION = "extern function"
+TABLE = "table"
+INSTANCE = "instance"
+STATE = "state"
+VALUE_SET = "value set"
+
+
+@dataclass(eq=False)
+class Entity:
+    """One declaration as the checker sees it. ``type`` is None where it
+    cannot be known before instantiation (a type variable's)."""
+
+    kind: str
+    decl: Any
+    type: Type | None = None
+    value: Any = None  # a constant's value when known
+    writable: bool = False  # a variable or an out/inout parameter
+    overloads: list[Any] = field(default_factory=list)  # extern functions
+    scope: Scope | None = None  # where a callable was declared
+    params: list[Type | None] = field(default_factory=list)  # resolved parameter types
+
+
+@dataclass(eq=False)
+class Scope(scope.Scope):
+    """A lexical scope that refuses a second declaration of a name."""
+
+    def lookup(self, name: str) -> Entity | None:
+        return super().lookup(name)
+
+    def child(self) -> Scope:
+        return Scope(self)
+
+    def declare(self, name: str, ent: Entity, node: ast.Node) -> None:
+        """Bind ``name`` here; a second declaration in one scope is an
+        error except for overloads (extern functions, functions and
+        actions that differ in parameter count, as p4c allows)."""
+        old = self.names.get(name)
+        if old is not None and not _overloads(old, ent):
+            where = getattr(old.decl, "loc", None)
+            also = f" (first declared at {where})" if where is not None and where.line else ""
+            raise P4SemanticError(f"duplicate declaration of '{name}'{also}", node.loc)
+        if old is not None and old.kind == EXTERN_FUNCTION:
+            old.overloads.append(ent.decl)
+            return
+        self.names[name] = ent
+
+
+def _overloads(old: Entity, new: Entity) -> bool:
+    if old.kind == new.kind == EXTERN_FUNCTION:
+        return True
+    if old.kind == new.kind and old.kind in (FUNCTION, ACTION):
+        return len(old.decl.params) != len(new.decl.params)
+    return old.kind == TYPE and new.kind == TYPE and old.decl is new.decl
+
+
+@dataclass
+class Facts:
+    """The checker's results on the tree, keyed by node identity: the type
+    of every expression it could type and the entity every identifier it
+    resolved names. The nodes themselves stay alive with the program."""
+
+    types: dict[int, Type] = field(default_factory=dict)
+    symbols: dict[int, Entity] = field(default_factory=dict)
+    extracts: list[tuple[ast.Node, Type]] = field(default_factory=list)
+    """Headers given to ``packet_in.extract``, for the target's rules."""
+    meters_read: set[int] = field(default_factory=set)
+    """Entities of direct meters some action calls ``read`` on."""
+
+    def type_of(self, node: ast.Node) -> Type | None:
+        return self.types.get(id(node))
+
+    def symbol_of(self, node: ast.Node) -> Entity | None:
+        return self.symbols.get(id(node))

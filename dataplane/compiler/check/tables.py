@@ -1,0 +1,161 @@
+"""Table rules: keys and match kinds, the action list, the default action
+and constant entries (key count, masks and ranges per match kind, action
+arguments, priorities)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dataplane.compiler.check import convert
+from dataplane.compiler.check.env import ACTION, CONST, INSTANCE, Entity
+from dataplane.compiler.check.exprs import err
+from dataplane.compiler.check.typeref import known
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.types import BitT, BoolT, MatchKindT, Type
+
+if TYPE_CHECKING:
+    from dataplane.compiler.check.checker import Checker
+
+OBJECT_PROPERTIES = ("counters", "meters", "implementation")
+
+
+class TableRules:
+    """Table declarations for ``Checker``."""
+
+    def table(self: Checker, d: ast.TableDecl) -> None:
+        key_types: list[Type | None] = []
+        for k in d.keys:
+            key_types.append(self.expr(k.expr))
+            mk = self.scope.lookup(k.match_kind)
+            if mk is None or mk.kind != CONST or not isinstance(mk.type, MatchKindT):
+                raise err(k, f"'{k.match_kind}' is not a match kind")
+        listed: list[Entity] = []
+        for ref in d.actions:
+            ent = self.action_ref(ref)
+            self.action_args(ref, ent, directional_only=True)
+            listed.append(ent)
+        if d.default_action is not None:
+            ent = self.action_ref(d.default_action)
+            if all(ent is not x for x in listed):
+                raise err(d.default_action, f"default action {ent.decl.name} is not in the "
+                                            f"actions of table {d.name}")
+            self.action_args(d.default_action, ent, directional_only=False)
+        for p in d.properties:
+            self.table_property(d, p)
+        if d.entries:
+            self.entries(d, key_types, listed)
+
+    def action_ref(self: Checker, ref: ast.ActionRef) -> Entity:
+        e = ref.name
+        if not isinstance(e, ast.Name):
+            raise err(ref, "an action is named by an identifier")
+        ent = self.lookup(e)
+        if ent.kind != ACTION:
+            raise err(ref, f"'{e.name}' is a {ent.kind}, not an action")
+        return ent
+
+    def action_args(self: Checker, ref: ast.ActionRef, ent: Entity,
+                    directional_only: bool) -> None:
+        """In the actions list only directional parameters take arguments;
+        a default action or an entry gives every one."""
+        params = ent.decl.params
+        ndir = sum(1 for p in params if p.direction)
+        most = ndir if directional_only else len(params)
+        if len(ref.args) > most:
+            raise err(ref, f"action {ent.decl.name} takes {most} argument(s) here, got "
+                           f"{len(ref.args)}")
+        if not directional_only and len(ref.args) < len(params):
+            cp = len(params) - ndir
+            raise err(ref, f"action '{ent.decl.name}' needs {cp} control-plane argument(s), "
+                           f"got {max(0, len(ref.args) - ndir)}")
+        for p, pt, a in zip(params, ent.params, ref.args):
+            at = self.expr(a.value, pt)
+            if p.direction in ("out", "inout"):
+                self.lvalue(a.value, f"argument for {p.direction} parameter '{p.name}'")
+            self.need(convert.implicit(at, pt), a.value)
+
+    def table_property(self: Checker, d: ast.TableDecl, p: ast.TableProperty) -> None:
+        if p.name in OBJECT_PROPERTIES and isinstance(p.value, ast.Name):
+            ent = self.lookup(p.value)
+            if ent.kind != INSTANCE:
+                raise err(p, f"table {d.name}: '{p.name}' names a {ent.kind}, not an extern "
+                             "instance")
+            return
+        self.expr(p.value)
+        if p.name in ("size", "priority_delta") and not self.is_constant(p.value):
+            raise err(p.value, f"table {d.name}: '{p.name}' must be a compile-time constant")
+
+    def entries(self: Checker, d: ast.TableDecl, key_types: list[Type | None],
+                listed: list[Entity]) -> None:
+        kinds = [k.match_kind for k in d.keys]
+        for entry in d.entries or []:
+            elems = entry.keyset.elems
+            if len(elems) == 1 and isinstance(elems[0], ast.ListExpr) and (
+                    len(kinds) > 1 or len(elems[0].elems) == 1):
+                elems = elems[0].elems
+            if len(elems) != len(kinds):
+                raise err(entry, f"this entry has {len(elems)} key value(s); table {d.name} "
+                                 f"has {len(kinds)} key(s)")
+            for x, kind, kt in zip(elems, kinds, key_types):
+                self.entry_key(x, kind, kt)
+            ent = self.action_ref(entry.action)
+            if all(ent is not x for x in listed):
+                raise err(entry.action, f"action '{ent.decl.name}' is not in the actions of "
+                                        f"table {d.name}")
+            self.action_args(entry.action, ent, directional_only=False)
+            if entry.priority is not None:
+                self.expr(entry.priority)
+        self.entry_priorities(d)
+
+    def entry_key(self: Checker, x: ast.Expr, kind: str, kt: Type | None) -> None:
+        self.keyset_elem(x, kt, "a table entry key")
+        k = known(kt)
+        if isinstance(x, ast.Mask):
+            if kind in ("exact", "optional"):
+                raise err(x, f"a mask (&&&) is not a key for match kind {kind}: give a value "
+                             "(or default)")
+            m = self.res.const_value(x.mask, self.scope)
+            if kind == "lpm" and isinstance(k, BitT) and isinstance(m, int):
+                m &= k.mask
+                plen = bin(m).count("1")
+                if m != k.mask ^ ((1 << (k.width - plen)) - 1):
+                    raise err(x, f"mask {m:#x} of an lpm key is not a prefix of {k.width} bits "
+                                 "(ones from the top, then zeros)")
+        elif isinstance(x, ast.Range) and kind not in ("range", "ternary"):
+            raise err(x, f"a range (..) is not a key for match kind {kind}")
+
+    def entry_priorities(self: Checker, d: ast.TableDecl) -> None:
+        """P4-16's rules for entries that give ``priority = N``: once one
+        does, the first must too, and each entry without one takes the
+        previous entry's priority moved by ``priority_delta`` (down when
+        ``largest_priority_wins``, the default), which must stay >= 1."""
+        entries = d.entries or []
+        if not any(e.priority is not None for e in entries):
+            return
+        first = entries[0]
+        if first.priority is None:
+            later = next(e for e in entries if e.priority is not None)
+            raise err(first, f"the first entry has no priority, but the entry on line "
+                             f"{later.loc.line} has one: give the first entry a priority")
+        props = {p.name: p.value for p in d.properties}
+        delta = self.res.const_value(props["priority_delta"], self.scope) \
+            if "priority_delta" in props else 1
+        down = True
+        if "largest_priority_wins" in props:
+            self.need(convert.implicit(self.expr(props["largest_priority_wins"]), BoolT()),
+                      props["largest_priority_wins"])
+            down = bool(self.res.const_value(props["largest_priority_wins"], self.scope))
+        prio = self.res.const_value(first.priority, self.scope)  # type: ignore[arg-type]
+        if not isinstance(prio, int) or not isinstance(delta, int):
+            return
+        for e in entries[1:]:
+            if e.priority is not None:
+                p = self.res.const_value(e.priority, self.scope)
+                if not isinstance(p, int):
+                    return
+                prio = p
+                continue
+            prio = prio - delta if down else prio + delta
+            if prio < 1:
+                raise err(e, f"this entry's priority would be {prio} (the previous one's "
+                             f"minus priority_delta {delta}); priorities must be >= 1")

@@ -1,0 +1,174 @@
+"""What the v1model architecture and BMv2 ask of a well-typed program:
+the ``V1Switch`` package and its blocks, the extern objects BMv2 has,
+whole-byte headers, and what its back end accepts of tables. Checked after
+the whole program has been typed, so a type error is reported first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from common.errors import P4SemanticError, P4UnsupportedError
+from dataplane.compiler.check.env import INSTANCE, TYPE
+from dataplane.compiler.check.typeref import known
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.types import (
+    BlockT,
+    ExternT,
+    HeaderT,
+    StackT,
+    UnionT,
+)
+
+if TYPE_CHECKING:
+    from dataplane.compiler.check.checker import Checker
+
+V1_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter",
+              "action_profile", "action_selector", "packet_in", "packet_out"}
+V1_ROLES = ("parser", "verify", "ingress", "egress", "compute", "deparser")
+V1_PARAMS = (4, 2, 3, 3, 2, 2)
+
+
+def unsupported(node: Any, what: str) -> P4UnsupportedError:
+    return P4UnsupportedError(f"unsupported construct: {what}", node.loc)
+
+
+def check_target(program: ast.Program, ck: Checker) -> None:
+    for node, t in ck.facts.extracts:
+        if isinstance(t, HeaderT) and t.bit_width % 8:
+            raise unsupported(node, f"header {t.name} of {t.bit_width} bits (not a whole "
+                                    "number of bytes)")
+    for d in _instantiations(program):
+        _extern_object(d, ck)
+    for table in _tables(program):
+        _table_rules(table, ck)
+    if ck.main is not None:
+        _v1switch(ck.main, ck)
+
+
+def _instantiations(program: ast.Program) -> list[ast.Instantiation]:
+    out = []
+    for d in program.decls:
+        if isinstance(d, ast.Instantiation):
+            out.append(d)
+        if isinstance(d, ast.ControlDecl | ast.ParserDecl):
+            out += [x for x in d.locals if isinstance(x, ast.Instantiation)]
+    return out
+
+
+def _tables(program: ast.Program) -> list[ast.TableDecl]:
+    return [x for d in program.decls if isinstance(d, ast.ControlDecl)
+            for x in d.locals if isinstance(x, ast.TableDecl)]
+
+
+def _extern_object(d: ast.Instantiation, ck: Checker) -> None:
+    t = _instance_type(d, ck)
+    if not isinstance(t, ExternT) or t.name in V1_EXTERNS:
+        return
+    if not _from_builtin(t.decl):
+        return  # a program's own extern: bound to a plugin at run time
+    raise unsupported(d, f"extern object '{t.name}'")
+
+
+def _instance_type(d: ast.Instantiation, ck: Checker) -> Any:
+    base = d.type.base if isinstance(d.type, ast.SpecializedType) else d.type
+    if not isinstance(base, ast.TypeName):
+        return None
+    ent = ck.res.root.lookup(base.name)
+    if ent is None or ent.kind != TYPE:
+        return None
+    return known(ent.type)
+
+
+def _from_builtin(decl: Any) -> bool:
+    from dataplane.compiler.frontend.preprocess import builtin_include_dir
+
+    file = getattr(getattr(decl, "loc", None), "file", None)
+    if not file:
+        return True
+    try:
+        return Path(file).resolve().parent == builtin_include_dir()
+    except OSError:
+        return False
+
+
+def _table_rules(d: ast.TableDecl, ck: Checker) -> None:
+    lpm = [k for k in d.keys if k.match_kind == "lpm"]
+    if len(lpm) > 1:
+        raise unsupported(d, f"table '{d.name}' with {len(lpm)} lpm keys; BMv2 matches at "
+                             "most one by prefix: make the others ternary")
+    for p in d.properties:
+        want = {"counters": "direct_counter", "meters": "direct_meter"}.get(p.name)
+        ent = ck.facts.symbols.get(id(p.value))
+        if want is None or ent is None or ent.kind != INSTANCE:
+            continue
+        t = known(ent.type)
+        got = t.name if isinstance(t, ExternT) else str(t)
+        if got != want:
+            raise P4SemanticError(f"table '{d.name}': '{p.name} = {ent.decl.name}' needs a "
+                                  f"{want}, and '{ent.decl.name}' is a {got}", p.loc)
+        if want == "direct_meter" and id(ent) not in ck.facts.meters_read:
+            raise unsupported(p, f"table '{d.name}' with a direct meter '{ent.decl.name}' that "
+                                 "no action reads; BMv2 needs the field the color is written "
+                                 "to: call read() on the meter in the table's actions")
+
+
+def _v1switch(main: ast.Instantiation, ck: Checker) -> None:
+    ent = ck.res.root.lookup(main.name)
+    t = known(ent.type) if ent is not None else None
+    if not isinstance(t, BlockT):
+        return
+    if t.name != "V1Switch":
+        raise unsupported(main, f"package '{t.name}' (only V1Switch is supported)")
+    if len(main.args) != 6:
+        raise P4SemanticError("V1Switch takes 6 arguments", main.loc)
+    args = package_args_in_order(main, t)
+    blocks = [_block(a, ck) for a in args]
+    for decl, arg, want, role in zip(blocks, args, V1_PARAMS, V1_ROLES):
+        if decl is not None and len(decl.params) != want:
+            raise P4SemanticError(f"V1Switch's {role} block takes {want} parameters; "
+                                  f"'{decl.name}' has {len(decl.params)}", arg.loc)
+    parser = blocks[0]
+    if parser is None or not isinstance(parser, ast.ParserDecl):
+        return
+    h = ck.res.resolve(parser.params[1].type, ck.res.root)
+    hs = known(h)
+    for fname, ft in getattr(hs, "fields", []):
+        if not isinstance(known(ft), HeaderT | StackT | UnionT):
+            raise unsupported(parser.params[1], f"headers type {h} with field '{fname}' of "
+                                                f"type {ft} (BMv2 takes only headers, stacks "
+                                                "and unions)")
+
+
+def package_args_in_order(main: ast.Instantiation, t: BlockT) -> list[ast.Arg]:
+    """The package's arguments in parameter order: ``V1Switch(p = ...,
+    ig = ..., ...)`` may name them in any order."""
+    if not any(a.name for a in main.args):
+        return main.args
+    params = [p.name for p in getattr(t.decl, "params", [])]
+    by_name: dict[str, ast.Arg] = {}
+    for a in main.args:
+        if a.name is None:
+            raise P4SemanticError("arguments are all named or all positional", a.loc)
+        if a.name not in params:
+            raise P4SemanticError(f"{t.name} has no parameter '{a.name}' (it has "
+                                  f"{', '.join(params)})", a.loc)
+        if a.name in by_name:
+            raise P4SemanticError(f"argument '{a.name}' given twice", a.loc)
+        by_name[a.name] = a
+    return [by_name[p] for p in params if p in by_name]
+
+
+def _block(arg: ast.Arg, ck: Checker) -> ast.ParserDecl | ast.ControlDecl | None:
+    e = arg.value
+    name = e.func if isinstance(e, ast.Call) else e
+    if not isinstance(name, ast.Name):
+        raise unsupported(e, "package argument that is not a parser or control instance")
+    ent = ck.res.root.lookup(name.name)
+    decl = ent.decl if ent is not None else None
+    if ent is not None and ent.kind == INSTANCE:
+        t = known(ent.type)
+        decl = t.decl if isinstance(t, BlockT) else None
+    if not isinstance(decl, ast.ParserDecl | ast.ControlDecl):
+        raise unsupported(e, "package argument that is not a parser or control instance")
+    return decl

@@ -1,0 +1,163 @@
+"""Type expressions and compile-time constants, as the checker reads them.
+
+Both answer None for what cannot be known before a generic declaration is
+specialised (a type variable, a constructor parameter's value): the
+checker then leaves the rules that need it to the instance.
+"""
+
+from __future__ import annotations
+
+from common.errors import P4SemanticError, P4UnsupportedError
+from dataplane.compiler.check.env import CONST, TYPE, Scope
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.types import (
+    BitT,
+    BlockT,
+    BoolT,
+    DontCareT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    IntT,
+    MatchKindT,
+    StackT,
+    StringT,
+    TupleT,
+    Type,
+    TypeVarT,
+    VarbitT,
+    VoidT,
+    strip,
+)
+
+
+def known(t: Type | None) -> Type | None:
+    """``t`` without typedef wrappers, or None when it is (or holds) a type
+    variable."""
+    if t is None:
+        return None
+    s = strip(t)
+    if isinstance(s, TypeVarT):
+        return None
+    if isinstance(s, TupleT) and any(known(e) is None for e in s.elems):
+        return None
+    if isinstance(s, StackT) and known(s.elem) is None:
+        return None
+    return s
+
+
+class TypeResolver:
+    """Resolves type references against a scope; ``error`` is the one
+    program-wide error type."""
+
+    def __init__(self, error: ErrorT) -> None:
+        self.error = error
+        self.root: Scope = Scope()
+
+    def resolve(self, ref: ast.TypeRef, scope: Scope) -> Type | None:
+        if isinstance(ref, ast.BitType):
+            w = self.const_value(ref.width, scope)
+            if w is None:
+                return None
+            if not isinstance(w, int) or isinstance(w, bool) or w < 0 or (w == 0 and ref.signed):
+                raise P4SemanticError(f"invalid width {w}", ref.loc)
+            return BitT(w, ref.signed)
+        if isinstance(ref, ast.TypeName):
+            return self._named(ref, scope)
+        if isinstance(ref, ast.StackType):
+            elem = self.resolve(ref.elem, scope)
+            size = self.const_value(ref.size, scope)
+            if elem is None or not isinstance(size, int):
+                return None
+            return StackT(elem, size)
+        if isinstance(ref, ast.TupleType):
+            elems = [self.resolve(e, scope) for e in ref.elems]
+            return TupleT([e if e is not None else TypeVarT("?") for e in elems])
+        if isinstance(ref, ast.SpecializedType):
+            base = self.resolve(ref.base, scope)
+            args = [self.resolve(a, scope) or TypeVarT("?") for a in ref.args]
+            if isinstance(base, ExternT):
+                return ExternT(base.name, base.decl, args)
+            if ref.base.name == "tuple":
+                return TupleT(args)
+            return base
+        if isinstance(ref, ast.VarbitType):
+            w = self.const_value(ref.width, scope)
+            return VarbitT(w) if isinstance(w, int) else None
+        simple = {ast.BoolType: BoolT, ast.IntType: IntT, ast.StringType: StringT,
+                  ast.VoidType: VoidT, ast.DontCareType: DontCareT}
+        cls = simple.get(type(ref))
+        if cls is None:
+            raise P4UnsupportedError(f"unsupported construct: type {type(ref).__name__}",
+                                     ref.loc)
+        return cls()
+
+    def _named(self, ref: ast.TypeName, scope: Scope) -> Type | None:
+        if ref.name == "error":
+            return self.error
+        if ref.name == "match_kind":
+            return MatchKindT()
+        ent = (self.root if ref.absolute else scope).lookup(ref.name)
+        if ent is None:
+            raise P4SemanticError(f"unknown type '{ref.name}'", ref.loc)
+        if ent.kind != TYPE:
+            raise P4SemanticError(f"'{ref.name}' is a {ent.kind}, not a type", ref.loc)
+        return ent.type
+
+    def const_value(self, e: ast.Expr, scope: Scope) -> object:
+        """The value of a compile-time constant expression, or None when it
+        is not one (or not one yet: a constructor parameter)."""
+        if isinstance(e, ast.IntLit):
+            return e.value
+        if isinstance(e, ast.BoolLit):
+            return e.value
+        if isinstance(e, ast.Name):
+            ent = (self.root if e.absolute else scope).lookup(e.name)
+            return ent.value if ent is not None and ent.kind == CONST else None
+        if isinstance(e, ast.Member) and isinstance(e.expr, ast.Name):
+            ent = scope.lookup(e.expr.name)
+            t = strip(ent.type) if ent is not None and ent.kind == TYPE and ent.type else None
+            if isinstance(t, EnumT) and e.name in t.values:
+                return t.values[e.name]
+            return None
+        if isinstance(e, ast.Unary):
+            v = self.const_value(e.expr, scope)
+            if isinstance(v, bool):
+                return (not v) if e.op == "!" else None
+            if isinstance(v, int):
+                return {"-": -v, "+": v, "~": ~v}.get(e.op)
+            return None
+        if isinstance(e, ast.Cast):
+            v = self.const_value(e.expr, scope)
+            t = self.resolve(e.type, scope)
+            if isinstance(v, int) and isinstance(strip(t) if t else None, BitT):
+                bt = strip(t)
+                assert isinstance(bt, BitT)
+                v = int(v) & bt.mask
+                if bt.signed and v >> (bt.width - 1):
+                    v -= 1 << bt.width
+            return v
+        if isinstance(e, ast.Binary):
+            a = self.const_value(e.left, scope)
+            b = self.const_value(e.right, scope)
+            if not isinstance(a, int) or not isinstance(b, int):
+                return None
+            return _fold(e.op, a, b)
+        return None
+
+
+def _fold(op: str, a: int, b: int) -> object:
+    ops = {
+        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+        "/": lambda: a // b if b > 0 and a >= 0 else None,
+        "%": lambda: a % b if b > 0 and a >= 0 else None,
+        "<<": lambda: a << b if 0 <= b < 4096 else None, ">>": lambda: a >> b if b >= 0 else None,
+        "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
+        "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b,
+        "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
+    }
+    f = ops.get(op)
+    return f() if f is not None else None
+
+
+__all__ = ["TypeResolver", "known", "BlockT", "ExternT", "TYPE"]

@@ -1,0 +1,212 @@
+"""The checking pass on its own: each family of name and type rules
+accepts a well-typed program and rejects an ill-typed neighbour at the
+line at fault, before any code is generated; every program of p4c's
+error corpus is rejected by it (or, for the few rules that need the
+generated instances, by the stage named beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from common.errors import IntbedError, P4SyntaxError
+from dataplane.compiler.check import check_program
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
+from dataplane.compiler.frontend.parser import parse_file
+from dataplane.compiler.frontend.types import BitT, BoolT
+from dataplane.compiler.pipeline import compile_program
+from tests.frontend import test_rejections as rejections
+
+# The rejection tests' program, with a 16-bit field beside the 8-bit ones.
+TEMPLATE = (rejections.TEMPLATE.replace("bit<8> b; }", "bit<8> b; bit<16> c; }")
+            .replace("struct M { bit<8> x; }", "struct M { bit<8> x; bit<16> y; }"))
+LINE = rejections.LINE
+TABLE = ("action set(bit<8> v) { m.x = v; } "
+         "table t { key = { hdr.h.a: KIND; } actions = { set; NoAction; } "
+         "default_action = NoAction; ENTRIES } ")
+
+
+def program(select: str = "default: accept;", local: str = "", apply: str = "") -> str:
+    return TEMPLATE.replace("SELECT", select).replace("LOCALS", local).replace("APPLY", apply)
+
+
+def with_function(func: str, **parts: str) -> str:
+    """A program with ``func`` declared at top level on line 10."""
+    return program(**parts).replace("control V(", func + "\ncontrol V(")
+
+
+def table(kind: str, entries: str = "") -> str:
+    return TABLE.replace("KIND", kind).replace("ENTRIES", entries)
+
+
+def checked(tmp_path: Path, text: str, name: str = "p.p4") -> tuple[ast.Program, object]:
+    src = tmp_path / name
+    src.write_text(text)
+    prog = parse_file(src)
+    instantiate_direct_calls(prog)
+    return prog, check_program(prog)
+
+
+# (family, good, bad, where, message)
+FAMILIES = [
+    ("unknown name",
+     program(apply="m.x = hdr.h.a;"), program(apply="m.x = hdr.h.zz;"), "APPLY",
+     "Field zz is not a member of h_t"),
+    ("declaration before use",
+     program(local="bit<8> v = 1; action a() { m.x = v; }"),
+     program(local="action a() { m.x = v; } bit<8> v = 1;"), "LOCALS",
+     "'v': declaration not found"),
+    ("duplicate declaration",
+     program(local="bit<8> v; bit<16> w;"), program(local="bit<8> v; bit<16> v;"), "LOCALS",
+     "duplicate declaration of 'v'"),
+    ("wrong kind of name",
+     program(local=table("exact"), apply="t.apply();"),
+     program(local=table("exact"), apply="m.x = t;"), "APPLY", "'t' is a table"),
+    ("operand widths",
+     program(apply="m.x = hdr.h.a + hdr.h.b;"), program(apply="m.x = hdr.h.a + hdr.h.c;"),
+     "APPLY", "operands of '+' have different types: bit<8> and bit<16>"),
+    ("bool operands",
+     program(apply="if (hdr.h.a == 1 && hdr.h.isValid()) { m.x = 1; }"),
+     program(apply="if (hdr.h.a && true) { m.x = 1; }"), "APPLY", "'&&' needs bool operands"),
+    ("implicit width change",
+     program(apply="m.y = (bit<16>)hdr.h.a;"), program(apply="m.y = hdr.h.a;"), "APPLY",
+     "cannot assign a value of type bit<8> to bit<16>"),
+    ("cast rules",
+     program(apply="bool b = (bool)hdr.h.a[0:0]; m.x = (bit<8>)b;"),
+     program(apply="bool b = (bool)hdr.h.a;"), "APPLY", "cannot cast bit<8> to bool"),
+    ("slice bounds",
+     program(apply="m.x = hdr.h.c[15:8];"), program(apply="m.x = hdr.h.c[16:9];"), "APPLY",
+     "slice [16:9] out of range for bit<16>"),
+    ("assignment to an in parameter",
+     program(local="action a(in bit<8> v) { m.x = v; }"),
+     program(local="action a(in bit<8> v) { v = 1; }"), "LOCALS", "read-only"),
+    ("out argument is an l-value",
+     program(local="action a(out bit<8> v) { v = 1; }", apply="a(m.x);"),
+     program(local="action a(out bit<8> v) { v = 1; }", apply="a(8w1);"), "APPLY",
+     "argument for out parameter 'v' is not assignable"),
+    ("argument count",
+     program(local="action a(bit<8> v, bit<8> w) { m.x = v + w; }", apply="a(1, 2);"),
+     program(local="action a(bit<8> v, bit<8> w) { m.x = v + w; }", apply="a(1);"), "APPLY",
+     "No argument supplied for w"),
+    ("argument name",
+     program(local="action a(bit<8> v) { m.x = v; }", apply="a(v = 1);"),
+     program(local="action a(bit<8> v) { m.x = v; }", apply="a(q = 1);"), "APPLY",
+     "no parameter named 'q'"),
+    ("argument type",
+     program(local="action a(bit<8> v) { m.x = v; }", apply="a(hdr.h.b);"),
+     program(local="action a(bit<8> v) { m.x = v; }", apply="a(hdr.h.c);"), "APPLY",
+     "cannot assign a value of type bit<16> to bit<8>"),
+    ("width of a generic argument",
+     program(apply="hash(m.y, HashAlgorithm.crc16, 16w0, {hdr.h.a}, 16w0xffff);"),
+     program(apply="hash(m.y, HashAlgorithm.crc16, 16w0, {hdr.h.a}, 0xffff);"), "APPLY",
+     "could not infer a width"),
+    ("return placement",
+     with_function("bit<8> f(in bit<8> v) { return v + 1; }", apply="m.x = f(hdr.h.a);"),
+     program(local="action a() { return 8w1; }"), "LOCALS", "return with a value"),
+    ("return type",
+     with_function("bit<8> f(in bit<8> v) { return v + 1; }"),
+     with_function("bit<8> f(in bit<8> v) { return true; }"), 10,
+     "cannot use a bool as bit<8>"),
+    ("exit placement",
+     program(local="action a() { exit; }"),
+     with_function("bit<8> f(in bit<8> v) { exit; return v; }"), 10,
+     "exit is not allowed in a function"),
+    ("condition type",
+     program(apply="if (hdr.h.a == 0) { m.x = 1; }"),
+     program(apply="if (hdr.h.a) { m.x = 1; }"), "APPLY", "a condition must be bool"),
+    ("switch labels are the table's actions",
+     program(local=table("exact"), apply="switch (t.apply().action_run) { set: { } }"),
+     program(local=table("exact") + "action other() { }",
+             apply="switch (t.apply().action_run) { other: { } }"), "APPLY",
+     "other is not a legal label"),
+    ("select label type",
+     program(select="8w1: next; default: accept;"),
+     program(select="16w1: next; default: accept;"), "SELECT",
+     "cannot assign a value of type bit<16> to bit<8>"),
+    ("select label is known at compile time",
+     program(select="8w1 &&& 8w3: next; default: accept;"),
+     program(select="hdr.h.b: next; default: accept;"), "SELECT", "compile-time known"),
+    ("entry key count",
+     program(local=table("exact", "const entries = { 1: set(2); }")),
+     program(local=table("exact", "const entries = { (1, 2): set(2); }")), "LOCALS",
+     "this entry has 2 key value(s); table t has 1 key(s)"),
+    ("entry action is listed",
+     program(local=table("exact", "const entries = { 1: NoAction(); }")),
+     program(local="action z() { } " + table("exact", "const entries = { 1: z(); }")),
+     "LOCALS", "action 'z' is not in the actions of table t"),
+    ("entry action arguments",
+     program(local=table("exact", "const entries = { 1: set(2); }")),
+     program(local=table("exact", "const entries = { 1: set(); }")), "LOCALS",
+     "needs 1 control-plane argument(s), got 0"),
+    ("lpm mask is a prefix",
+     program(local=table("lpm", "const entries = { 8w1 &&& 8w0xf0: set(2); }")),
+     program(local=table("lpm", "const entries = { 8w1 &&& 8w0x0f: set(2); }")), "LOCALS",
+     "not a prefix of 8 bits"),
+    ("match kind",
+     program(local=table("ternary")), program(local=table("fuzzy")), "LOCALS",
+     "'fuzzy' is not a match kind"),
+    ("constant initialiser",
+     program(local="const bit<8> k = 3 + 4;"), program(local="const bit<8> k = hdr.h.a;"),
+     "LOCALS", "not a compile-time known value"),
+]
+
+
+@pytest.mark.parametrize(("family", "good", "bad", "where", "message"), FAMILIES,
+                         ids=[f[0] for f in FAMILIES])
+def test_checker_accepts_and_rejects(tmp_path: Path, family: str, good: str, bad: str,
+                                     where: str | int, message: str) -> None:
+    checked(tmp_path, good, "good.p4")
+    with pytest.raises(IntbedError) as err:
+        checked(tmp_path, bad, "bad.p4")
+    assert message in err.value.message
+    assert err.value.loc is not None and err.value.loc.file.endswith("bad.p4")
+    assert err.value.loc.line == (LINE[where] if isinstance(where, str) else where)
+
+
+def test_types_are_recorded_on_the_tree(tmp_path: Path) -> None:
+    """Code generation may read an expression's type instead of deriving it."""
+    prog, facts = checked(tmp_path, program(apply="if (hdr.h.a + 1 == 2) { m.y = 3; }"))
+    ingress = next(d for d in prog.decls if isinstance(d, ast.ControlDecl) and d.name == "I")
+    stmt = ingress.body.stmts[0]
+    assert isinstance(stmt, ast.If) and isinstance(stmt.cond, ast.Binary)
+    assert facts.type_of(stmt.cond) == BoolT()  # type: ignore[attr-defined]
+    assert facts.type_of(stmt.cond.left) == BitT(8)  # type: ignore[attr-defined]
+    assert facts.symbol_of(stmt.cond.left.left.expr.expr).decl.name == "hdr"  # type: ignore
+
+
+CORPUS = Path("/work/shared/p4-frontend")
+# Rules that compare the control-plane names of every generated instance
+# (a block instantiated twice, a selector shared by tables) run after code
+# generation, in bmv2_rules and the table generator, which see the instances.
+LATER = {
+    "actions-with-duplicate-control-plane-names1.p4": "two actions have the control-plane name",
+    "issue1803_same_table_name.p4": "belongs to a block instantiated more than once",
+    "issue679-bmv2.p4": "used by multiple tables with different selector inputs",
+}
+
+
+def _error_programs() -> list[Path]:
+    return sorted(p for d in ("p4_16_errors", "p4_16_bmv_errors")
+                  for p in (CORPUS / d).glob("*.p4"))
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="p4c's error corpus is not on this machine")
+@pytest.mark.parametrize("path", _error_programs(), ids=lambda p: p.name)
+def test_error_corpus_is_rejected_before_code_generation(path: Path) -> None:
+    try:
+        prog = parse_file(path)
+    except P4SyntaxError as e:
+        assert e.loc is not None and e.loc.line > 0
+        return
+    instantiate_direct_calls(prog)
+    if path.name in LATER:
+        check_program(prog)
+        with pytest.raises(IntbedError, match=LATER[path.name]):
+            compile_program(prog, path)
+        return
+    with pytest.raises(IntbedError) as err:
+        check_program(prog)
+    assert err.value.loc is not None and err.value.loc.line > 0
+    assert Path(err.value.loc.file).name == path.name
