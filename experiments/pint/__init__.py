@@ -2,4 +2,4 @@
 INT-label's Fig. 22 against INT and INT-label (``fig22``), and quantiles
 of per-hop latency from sampled digests (``quantiles``)."""
 
-from experiments.pint import cc, fig22, figures, quantiles  # noqa: F401 - they register
+from experiments.pint import cc, fig22, figures, paths_net, quantiles  # noqa: F401 - they register

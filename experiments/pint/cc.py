@@ -152,8 +152,8 @@ def compute(ctx: Context) -> Result:
         heads.append(Headline(f"{load:.0%} load, {mode.upper()}: echoed bytes per ACK",
                               run["ack_telemetry_bytes"] / max(run["acks"], 1), None, "B"))
         heads.append(Headline(f"{load:.0%} load, {mode.upper()}: flows completed",
-                              float(sum(r["fct_ns"] is not None for r in mine)), float(len(mine)),
-                              "flows", note=f"queue drops {run['queue_drops']}"))
+                              float(sum(r["fct_ns"] is not None for r in mine)), None,
+                              "flows", note=f"of {len(mine)}; queue drops {run['queue_drops']}"))
     first = runs[0]
     notes = CLAIMS + [
         f"fat-tree k={p['k']} ({p['k'] ** 3 // 4} hosts), 1 Gb/s and 10 us per link, queues of "
