@@ -176,7 +176,7 @@ def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
             x = [r["lower"] for r in sel]
             if e == size:
                 ax.bar(x, [r["trace"] for r in sel], width=(x[1] - x[0]) * 0.9, color="0.8",
-                       label="trace")
+                       align="edge", label="trace")
             ax.step(x, [r["observed"] for r in sel], where="post", color=f"C{k}", lw=0.9,
                     label=f"host, rings {e:,}")
         ax.set_yscale("log")
