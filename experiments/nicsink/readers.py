@@ -264,11 +264,15 @@ def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
     left.set_ylim(0, top + 1)
     left.legend(fontsize=6)
     for load, rate in zip(params["loads"], rates):
-        sel = sorted((r for r in res.rows if r["load"] == load), key=lambda r: r["readers"])
-        right.plot([r["readers"] for r in sel], [r["drained_per_s"] / 1e3 for r in sel], "o-",
-                   ms=3, label=f"{rate / 1e3:.0f} k/s offered")
+        best: dict[int, float] = {}  # the best of a reader count's tries
+        for r in res.rows:
+            if r["load"] == load:
+                best[r["readers"]] = max(best.get(r["readers"], 0.0), r["drained_per_s"])
+        ks = sorted(best)
+        right.plot(ks, [best[k] / 1e3 for k in ks], "o-", ms=3,
+                   label=f"{rate / 1e3:.0f} k/s offered")
     right.set_xlabel("reader threads", fontsize=8)
-    right.set_ylabel("written to Redis in window (k events/s)", fontsize=8)
+    right.set_ylabel("written in window, best try (k events/s)", fontsize=8)
     right.legend(fontsize=5)
     for ax in (left, right):
         ax.tick_params(labelsize=7)
