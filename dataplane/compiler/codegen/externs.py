@@ -796,7 +796,6 @@ class ExternMixin:
                 self.store(lv, Val(lv.type, code=tmp))
             return Val(VoidT())
         if kind == "direct_meter" and name == "read":
-            self.meters_read.add(sym.qname)
             lv = self.lval(args[0])
             self.store(lv, Val(lv.type, code="s[7]"))
             return Val(VoidT())

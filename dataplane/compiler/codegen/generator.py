@@ -156,8 +156,6 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self.blocks: dict[str, str] = {}
         self.digests: dict[str, int] = {}
         self.value_sets: list[Any] = []
-        # Direct meters some action reads (BMv2 needs the field a color goes to).
-        self.meters_read: set[str] = set()
         # Extern functions the program declares itself, bound to plugins.
         self.user_functions: dict[str, int] = {}
         # The extern instances each generated block was applied with.

@@ -103,14 +103,8 @@ class StmtMixin:
         self.declare_local(st, self.scope, "")
 
     def st_Switch(self: CodeGen, st: ast.Switch) -> None:  # noqa: N802
-        if self.ctx.kind == "action":
-            raise self.unsupported(st, "switch statement inside an action (BMv2 runs an "
-                                       "action as straight-line primitives: move the switch to "
-                                       "the apply block)")
-        defaults = [c for c in st.cases if isinstance(c.label, ast.Default)]
-        if len(defaults) > 1:
-            raise self.err(defaults[1], "switch has more than one 'default' label (the first "
-                                        f"is on line {defaults[0].loc.line})")
+        # The checker has refused a switch inside an action and a second
+        # 'default' label.
         v = self.ev(st.expr)
         tmp = self.fresh("sw")
         self.w(f"{tmp} = {v.code}")
