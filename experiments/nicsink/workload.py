@@ -101,10 +101,10 @@ def feed(cache: FlowCache, batch: PacketBatch, piece: int, shift: int = 0) -> Fe
 def warm_and_time(cache: FlowCache, batch: PacketBatch, piece: int, repeats: int = 1) -> Fed:
     """A warm-up pass (every flow gets its bucket, its memory touched, the
     kernel compiled), then ``repeats`` timed passes over the same packets,
-    each later in time; the pass of median CPU time (other processes on
-    the shared cores evict the table from the caches now and then)."""
+    each later in time; the fastest. Other processes on the shared cores
+    only add to a pass's CPU time (they evict the table from the caches
+    the pass shares with them), so the least is the cache's own cost."""
     feed(cache, batch, piece)
     span = int(batch.ts[-1]) + 1
-    passes = sorted((feed(cache, batch, piece, shift=span * (k + 1)) for k in range(repeats)),
-                    key=lambda f: f.process_cpu_s)
-    return passes[len(passes) // 2]
+    return min((feed(cache, batch, piece, shift=span * (k + 1)) for k in range(repeats)),
+               key=lambda f: f.process_cpu_s)
