@@ -283,7 +283,7 @@ def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
 register(Experiment(
     "nicsink-fig4", "host reader threads needed vs event notification rate, into Redis",
     PAPER,
-    [Param("loads", [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0],
+    [Param("loads", [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0],
            "event rates as multiples of one reader's measured capacity", quick=[0.2, 3.0],
            check=positive),
      Param("max_readers", 8, "most event-ring reader threads tried (the paper: 8)", quick=2,
