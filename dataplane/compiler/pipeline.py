@@ -1,4 +1,4 @@
-"""The front-end pipeline: preprocess, parse, generate, compile, exec.
+"""The front-end pipeline: preprocess, parse, check, generate, compile, exec.
 
 A program is compiled once per process and shared by every Switch that
 runs it (the generated code objects are shared; each Switch binds its own
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dataplane.compiler.bmv2_rules import check_bmv2_rules
 from dataplane.compiler.check import check_program
 from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
 from dataplane.compiler.frontend.ast import HeaderDecl, Program
@@ -69,7 +68,6 @@ def compile_program(program: Program, source: Path) -> CompiledProgram:
     check_program(program)
     gen = CodeGen(program)
     text = gen.generate()
-    check_bmv2_rules(gen)
     code = compile(text, f"<p4:{source.name}>", "exec")
     namespace = _globals()
     exec(code, namespace)  # noqa: S102 - our own generated code

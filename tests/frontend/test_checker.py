@@ -1,8 +1,7 @@
 """The checking pass on its own: each family of name and type rules
 accepts a well-typed program and rejects an ill-typed neighbour at the
 line at fault, before any code is generated; every program of p4c's
-error corpus is rejected by it (or, for the few rules that need the
-generated instances, by the stage named beside it)."""
+error corpus that parses is rejected by it."""
 
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
 from dataplane.compiler.frontend.parser import parse_file
 from dataplane.compiler.frontend.types import BitT, BoolT
-from dataplane.compiler.pipeline import compile_program
 from tests.frontend import test_rejections as rejections
 
 # The rejection tests' program, with a 16-bit field beside the 8-bit ones.
@@ -147,6 +145,16 @@ FAMILIES = [
     ("match kind",
      program(local=table("ternary")), program(local=table("fuzzy")), "LOCALS",
      "'fuzzy' is not a match kind"),
+    ("control-plane names",
+     program(local='@name(".one") action a1() { } @name(".two") action a2() { } '
+                   "table u { actions = { a1; a2; } } ", apply="u.apply();"),
+     program(local='@name(".one") action a1() { } @name(".one") action a2() { } '
+                   "table u { actions = { a1; a2; } } ", apply="u.apply();"), "LOCALS",
+     "two actions have the control-plane name 'one'"),
+    ("BMv2's one lpm key",
+     program(local="table u { key = { hdr.h.a: lpm; hdr.h.b: ternary; } actions = { } } "),
+     program(local="table u { key = { hdr.h.a: lpm; hdr.h.b: lpm; } actions = { } } "),
+     "LOCALS", "table 'u' with 2 lpm keys"),
     ("constant initialiser",
      program(local="const bit<8> k = 3 + 4;"), program(local="const bit<8> k = hdr.h.a;"),
      "LOCALS", "not a compile-time known value"),
@@ -177,16 +185,6 @@ def test_types_are_recorded_on_the_tree(tmp_path: Path) -> None:
 
 
 CORPUS = Path("/work/shared/p4-frontend")
-# Rules that compare the control-plane names of every generated instance
-# (a block instantiated twice, a selector shared by tables) run after code
-# generation, in bmv2_rules and the table generator, which see the instances.
-LATER = {
-    "actions-with-duplicate-control-plane-names1.p4": "two actions have the control-plane name",
-    "issue1803_same_table_name.p4": "belongs to a block instantiated more than once",
-    "issue679-bmv2.p4": "used by multiple tables with different selector inputs",
-}
-
-
 def _error_programs() -> list[Path]:
     return sorted(p for d in ("p4_16_errors", "p4_16_bmv_errors")
                   for p in (CORPUS / d).glob("*.p4"))
@@ -201,11 +199,6 @@ def test_error_corpus_is_rejected_before_code_generation(path: Path) -> None:
         assert e.loc is not None and e.loc.line > 0
         return
     instantiate_direct_calls(prog)
-    if path.name in LATER:
-        check_program(prog)
-        with pytest.raises(IntbedError, match=LATER[path.name]):
-            compile_program(prog, path)
-        return
     with pytest.raises(IntbedError) as err:
         check_program(prog)
     assert err.value.loc is not None and err.value.loc.line > 0

@@ -50,6 +50,7 @@ def call_type(ck: Checker, e: ast.Call, want: Type | None) -> Type | None:
                 if f.name != "apply":
                     raise err(f, f"a table has no method '{f.name}' (only apply)")
                 _bind(ck, [], e, [], f"{f.expr.name}.apply")
+                ck.facts.applied_tables.add(id(ent.decl))
                 return ApplyResultT(ent.decl)
         named = ck.type_named(f.expr)
         if named is not None:

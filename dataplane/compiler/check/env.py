@@ -68,7 +68,13 @@ def _overloads(old: Entity, new: Entity) -> bool:
         return True
     if old.kind == new.kind and old.kind in (FUNCTION, ACTION):
         return len(old.decl.params) != len(new.decl.params)
-    return old.kind == TYPE and new.kind == TYPE and old.decl is new.decl
+    if old.kind == TYPE and new.kind == TYPE:
+        # A parser or control may take the name of a prototype (v1model's
+        # ``control Ingress<H, M>(...)``), as it declares the same shape.
+        return old.decl is new.decl or (
+            isinstance(old.decl, ast.ParserTypeDecl | ast.ControlTypeDecl)
+            and isinstance(new.decl, ast.ParserDecl | ast.ControlDecl))
+    return False
 
 
 @dataclass
@@ -81,6 +87,8 @@ class Facts:
     symbols: dict[int, Entity] = field(default_factory=dict)
     extracts: list[tuple[ast.Node, Type]] = field(default_factory=list)
     """Headers given to ``packet_in.extract``, for the target's rules."""
+    applied_tables: set[int] = field(default_factory=set)
+    """Table declarations some ``apply()`` call applies."""
     meters_read: set[int] = field(default_factory=set)
     """Entities of direct meters some action calls ``read`` on."""
 

@@ -5,11 +5,13 @@ the whole program has been typed, so a type error is reported first."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.errors import P4SemanticError, P4UnsupportedError
 from dataplane.compiler.check.env import INSTANCE, TYPE
+from dataplane.compiler.check.names import check_unique_names
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.types import (
@@ -40,8 +42,11 @@ def check_target(program: ast.Program, ck: Checker) -> None:
                                     "number of bytes)")
     for d in _instantiations(program):
         _extern_object(d, ck)
+    selectors: dict[int, tuple[Any, ast.TableDecl]] = {}
     for table in _tables(program):
         _table_rules(table, ck)
+        if id(table) in ck.facts.applied_tables:
+            _selector_input(table, ck, selectors)
     if ck.main is not None:
         _v1switch(ck.main, ck)
 
@@ -113,6 +118,33 @@ def _table_rules(d: ast.TableDecl, ck: Checker) -> None:
                                  "to: call read() on the meter in the table's actions")
 
 
+def _selector_input(d: ast.TableDecl, ck: Checker,
+                    seen: dict[int, tuple[Any, ast.TableDecl]]) -> None:
+    """Tables sharing an action selector must hash the same key
+    expressions: BMv2 keeps the selector's input with the selector."""
+    prop = next((p for p in d.properties if p.name == "implementation"), None)
+    ent = ck.facts.symbols.get(id(prop.value)) if prop is not None else None
+    t = known(ent.type) if ent is not None else None
+    if not isinstance(t, ExternT) or t.name != "action_selector":
+        return
+    shape = tuple(_shape(k.expr) for k in d.keys if k.match_kind == "selector")
+    first = seen.setdefault(id(ent), (shape, d))
+    if first[0] != shape:
+        raise P4SemanticError(f"action selector {ent.decl.name} is used by multiple tables "
+                              f"with different selector inputs ({first[1].name} and {d.name}); "
+                              "BMv2 keeps one input per selector", d.loc)
+
+
+def _shape(node: Any) -> Any:
+    """An expression's structure without its location, to compare two."""
+    if isinstance(node, ast.Node):
+        return (type(node).__name__, *(_shape(getattr(node, f.name)) for f in fields(node)
+                                       if f.name != "loc"))
+    if isinstance(node, list):
+        return tuple(_shape(x) for x in node)
+    return node
+
+
 def _v1switch(main: ast.Instantiation, ck: Checker) -> None:
     ent = ck.res.root.lookup(main.name)
     t = known(ent.type) if ent is not None else None
@@ -125,12 +157,12 @@ def _v1switch(main: ast.Instantiation, ck: Checker) -> None:
     args = package_args_in_order(main, t)
     blocks = [_block(a, ck) for a in args]
     for decl, arg, want, role in zip(blocks, args, V1_PARAMS, V1_ROLES):
-        if decl is not None and len(decl.params) != want:
+        if len(decl.params) != want:
             raise P4SemanticError(f"V1Switch's {role} block takes {want} parameters; "
                                   f"'{decl.name}' has {len(decl.params)}", arg.loc)
     parser = blocks[0]
-    if parser is None or not isinstance(parser, ast.ParserDecl):
-        return
+    if not isinstance(parser, ast.ParserDecl):
+        raise P4SemanticError("the first V1Switch argument must be a parser", args[0].loc)
     h = ck.res.resolve(parser.params[1].type, ck.res.root)
     hs = known(h)
     for fname, ft in getattr(hs, "fields", []):
@@ -138,6 +170,7 @@ def _v1switch(main: ast.Instantiation, ck: Checker) -> None:
             raise unsupported(parser.params[1], f"headers type {h} with field '{fname}' of "
                                                 f"type {ft} (BMv2 takes only headers, stacks "
                                                 "and unions)")
+    check_unique_names(ck, [(b, i) for i, b in enumerate(blocks)])
 
 
 def package_args_in_order(main: ast.Instantiation, t: BlockT) -> list[ast.Arg]:
@@ -159,7 +192,7 @@ def package_args_in_order(main: ast.Instantiation, t: BlockT) -> list[ast.Arg]:
     return [by_name[p] for p in params if p in by_name]
 
 
-def _block(arg: ast.Arg, ck: Checker) -> ast.ParserDecl | ast.ControlDecl | None:
+def _block(arg: ast.Arg, ck: Checker) -> ast.ParserDecl | ast.ControlDecl:
     e = arg.value
     name = e.func if isinstance(e, ast.Call) else e
     if not isinstance(name, ast.Name):

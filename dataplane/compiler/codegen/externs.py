@@ -434,7 +434,7 @@ class ExternMixin:
                 rt.key_widths.append(width)
                 key_codes.append(code)
             if profile is not None:
-                self.check_selector_input(profile, selector_exprs, decl)
+                self.record_selector_input(profile, selector_exprs)
             if decl.entries is not None and profile is not None:
                 raise self.unsupported(decl, "entries in a table with an implementation "
                                              "(BMv2 takes entries in simple tables only)")
@@ -513,19 +513,14 @@ class ExternMixin:
             info.tables.append(sym.qname)
         return inst
 
-    def check_selector_input(self: CodeGen, profile: InstanceSym, exprs: list[ast.Expr],
-                             decl: ast.TableDecl) -> None:
-        """Tables sharing an action selector must hash the same key
-        expressions: BMv2 keeps the selector's input with the selector."""
+    def record_selector_input(self: CodeGen, profile: InstanceSym, exprs: list[ast.Expr]) -> None:
+        """BMv2 keeps an action selector's input (its tables' selector key
+        expressions) with the selector."""
         if strip(profile.type).name != "action_selector":  # type: ignore[union-attr]
             return
         info = next(p for p in self.schema.action_profiles if p.name == profile.qname)
-        texts = [_text(e) for e in exprs]
-        if info.selector_input is None:
-            info.selector_input = texts
-        elif info.selector_input != texts:
-            raise self.err(decl, f"action selector {profile.qname} is used by multiple tables "
-                                 "with different selector inputs")
+        if info.selector_input is None:  # the checker made every table's input the same
+            info.selector_input = [_text(e) for e in exprs]
 
     def indirect_action(self: CodeGen, profile: InstanceSym, selector: list[ast.Expr]) -> None:
         """``a``/``args`` of an indirect entry: its member, or the member its

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import P4SemanticError, P4UnsupportedError
+from dataplane.compiler.check import names
 from dataplane.compiler.check.target import package_args_in_order
 from dataplane.compiler.codegen.exprs import ExprMixin
 from dataplane.compiler.codegen.externs import ExternMixin
@@ -212,32 +213,12 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
 
     # ---------------------------------------------------------- annotations
 
-    @staticmethod
-    def annotation(annos: list[ast.Annotation], name: str) -> ast.Annotation | None:
-        for a in annos:
-            if a.name == name:
-                return a
-        return None
+    annotation = staticmethod(names.annotation)
+    anno_string = staticmethod(names.anno_string)
 
     @staticmethod
-    def anno_string(a: ast.Annotation | None) -> str | None:
-        if a is None:
-            return None
-        if a.args and isinstance(a.args[0], ast.StringLit):
-            return a.args[0].value
-        body = (a.body or "").strip()
-        if len(body) >= 2 and body[0] == '"' and body[-1] == '"':
-            return body[1:-1]
-        return body or None
-
-    def control_name(self, decl: ast.Decl, prefix: str) -> str:
-        """The control-plane name p4c gives a declaration (``@name`` aware)."""
-        given = self.anno_string(self.annotation(decl.annotations, "name"))
-        if given is not None:
-            if given.startswith("."):
-                return given[1:]
-            return prefix + given
-        return prefix + decl.name
+    def control_name(decl: ast.Decl, prefix: str) -> str:
+        return names.control_name(decl, prefix)
 
     @staticmethod
     def anno_texts(annos: list[ast.Annotation]) -> list[str]:
