@@ -65,8 +65,8 @@ def _globals() -> dict[str, Any]:
 def compile_program(program: Program, source: Path) -> CompiledProgram:
     """Generate and compile code for a parsed program."""
     instantiate_direct_calls(program)
-    check_program(program)
-    gen = CodeGen(program)
+    facts = check_program(program)
+    gen = CodeGen(program, facts)
     text = gen.generate()
     code = compile(text, f"<p4:{source.name}>", "exec")
     namespace = _globals()

@@ -970,6 +970,9 @@ class ExprMixin:
         """``u.h.setValid()`` makes the other members of union ``u`` invalid."""
         if not isinstance(member, ast.Member):
             return
+        checked = self.checked_type(member.expr)
+        if checked is not None and not isinstance(checked, UnionT):
+            return
         try:
             parent = self.ev(member.expr)
         except Exception:  # noqa: BLE001 - only a best-effort refinement

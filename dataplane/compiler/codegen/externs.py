@@ -826,10 +826,17 @@ class ExternMixin:
         leaves fields of invalid headers out of hash and checksum input."""
         while isinstance(e, ast.Member | ast.Slice):
             inner = e.expr
-            try:
+            checked = self.checked_type(inner)
+            if checked is None:  # a type name (Enum.X) or a generic body's
+                try:
+                    v = self.ev(inner)
+                except Exception:  # noqa: BLE001 - not a value: no header to check
+                    return None
+            elif isinstance(checked, HeaderT):
                 v = self.ev(inner)
-            except Exception:  # noqa: BLE001 - not a value: no header to check
-                return None
+            else:
+                e = inner
+                continue
             if isinstance(strip(v.type), HeaderT) and v.base is not None:
                 return slot(v.base)
             e = inner

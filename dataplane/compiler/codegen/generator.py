@@ -20,7 +20,9 @@ from typing import Any
 
 from common.errors import P4SemanticError, P4UnsupportedError
 from dataplane.compiler.check import names
+from dataplane.compiler.check.env import Facts
 from dataplane.compiler.check.target import package_args_in_order
+from dataplane.compiler.check.typeref import known
 from dataplane.compiler.codegen.exprs import ExprMixin
 from dataplane.compiler.codegen.externs import ExternMixin
 from dataplane.compiler.codegen.stmts import StmtMixin
@@ -138,8 +140,9 @@ class FuncCtx:
 class CodeGen(ExprMixin, StmtMixin, ExternMixin):
     """Compiles one program. Use ``generate()`` once."""
 
-    def __init__(self, program: ast.Program) -> None:
+    def __init__(self, program: ast.Program, facts: Facts | None = None) -> None:
         self.program = program
+        self.facts = facts if facts is not None else Facts()
         self.root = Scope()
         self.scope = self.root
         self.layout = Layout(template=[0] * HIDDEN_SLOTS)
@@ -175,6 +178,12 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self.layout.nslots += n
         self.layout.template.extend([0] * n)
         return base
+
+    def checked_type(self, node: ast.Node) -> Type | None:
+        """The type the checking pass gave ``node``, without typedefs; None
+        where it could not know it (a generic body's, which each instance
+        settles here) or the node is no value."""
+        return known(self.facts.type_of(node))
 
     def err(self, node: ast.Node | None, msg: str) -> P4SemanticError:
         return P4SemanticError(msg, node.loc if node is not None else None)
