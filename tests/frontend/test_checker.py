@@ -31,7 +31,8 @@ def program(select: str = "default: accept;", local: str = "", apply: str = "") 
 
 
 def with_function(func: str, **parts: str) -> str:
-    """A program with ``func`` declared at top level on line 10."""
+    """A program with ``func`` declared at top level on line 10 (the lines
+    after it move down by one)."""
     return program(**parts).replace("control V(", func + "\ncontrol V(")
 
 
@@ -155,6 +156,14 @@ FAMILIES = [
      program(local="table u { key = { hdr.h.a: lpm; hdr.h.b: ternary; } actions = { } } "),
      program(local="table u { key = { hdr.h.a: lpm; hdr.h.b: lpm; } actions = { } } "),
      "LOCALS", "table 'u' with 2 lpm keys"),
+    ("transition targets",
+     program(select="8w1: next; default: reject;"),
+     program(select="8w1: nowhere; default: accept;"), "SELECT",
+     "nowhere: no such parser state"),
+    ("BMv2's match kinds",
+     with_function("match_kind { fancy }", local=table("ternary")),
+     with_function("match_kind { fancy }", local=table("fancy")), LINE["LOCALS"] + 1,
+     "match kind 'fancy' (BMv2 matches"),
     ("constant initialiser",
      program(local="const bit<8> k = 3 + 4;"), program(local="const bit<8> k = hdr.h.a;"),
      "LOCALS", "not a compile-time known value"),

@@ -21,6 +21,7 @@ from dataplane.compiler.frontend.types import (
     StackT,
     UnionT,
 )
+from dataplane.compiler.schema import MATCH_KINDS
 
 if TYPE_CHECKING:
     from dataplane.compiler.check.checker import Checker
@@ -98,6 +99,10 @@ def _from_builtin(decl: Any) -> bool:
 
 
 def _table_rules(d: ast.TableDecl, ck: Checker) -> None:
+    for k in d.keys:
+        if k.match_kind not in MATCH_KINDS:
+            raise unsupported(k, f"match kind '{k.match_kind}' (BMv2 matches "
+                                 f"{', '.join(MATCH_KINDS)})")
     lpm = [k for k in d.keys if k.match_kind == "lpm"]
     if len(lpm) > 1:
         raise unsupported(d, f"table '{d.name}' with {len(lpm)} lpm keys; BMv2 matches at "

@@ -57,7 +57,6 @@ from dataplane.compiler.frontend.types import (
 if TYPE_CHECKING:
     from dataplane.compiler.codegen.generator import CodeGen
 
-MATCH_KINDS = {"exact", "lpm", "ternary", "range", "optional", "selector"}
 
 
 class ExternMixin:
@@ -314,7 +313,7 @@ class ExternMixin:
         a = (self.root if e.absolute else scope).lookup(e.name) if isinstance(
             e, ast.Name) else None
         if not isinstance(a, ActionSym):
-            raise self.err(ref, f"unknown action '{_text(e)}'")
+            raise self.internal(ref, f"a table naming an unknown action '{_text(e)}'")
         return a
 
     def apply_table(self: CodeGen, sym: TableSym, e: ast.Call) -> Val:
@@ -372,8 +371,8 @@ class ExternMixin:
             else:
                 dsym = self.resolve_action(dref, sym.scope)
                 if all(a is not dsym for _, a in refs):
-                    raise self.err(dref, f"default action '{dsym.decl.name}' is not in the "
-                                         f"table's actions")
+                    raise self.internal(dref, f"default action '{dsym.decl.name}' outside the "
+                                              "table's actions")
                 dargs = self.const_action_args(dsym, dref, refs)
             rt.default_action = self.action_id(dsym)
             rt.default_args = dargs
@@ -407,8 +406,8 @@ class ExternMixin:
             key_codes: list[str] = []
             selector_exprs: list[ast.Expr] = []
             for k in decl.keys:
-                if k.match_kind not in MATCH_KINDS:
-                    raise self.err(k, f"unknown match kind '{k.match_kind}'")
+                if k.match_kind not in sc.MATCH_KINDS:
+                    raise self.internal(k, f"match kind '{k.match_kind}'")
                 if k.match_kind == "selector":
                     # Without an action selector the key feeds nothing (p4c
                     # accepts such a table; BMv2 has no use for the field).

@@ -185,6 +185,12 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         settles here) or the node is no value."""
         return known(self.facts.type_of(node))
 
+    @staticmethod
+    def internal(node: ast.Node, what: str) -> RuntimeError:
+        """What the checking pass guarantees did not hold: a compiler bug,
+        reported as an internal error naming the construct."""
+        return RuntimeError(f"{node.loc}: {what}, which the checking pass should have refused")
+
     def err(self, node: ast.Node | None, msg: str) -> P4SemanticError:
         return P4SemanticError(msg, node.loc if node is not None else None)
 
@@ -591,7 +597,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             states[st.name] = StateSym(st, f"{base}_{_ident(st.name)}")
             scope.names[st.name] = states[st.name]
         if "start" not in states:
-            raise self.err(decl, f"parser '{decl.name}' has no 'start' state")
+            raise self.internal(decl, f"parser '{decl.name}' without a 'start' state")
         for st in decl.states:
             with self.function(f"{states[st.name].func}(s, b)", FuncCtx("parser", prefix=prefix),
                                scope.child()):

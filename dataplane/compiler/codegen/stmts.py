@@ -78,7 +78,7 @@ class StmtMixin:
             return
         rt = self.ctx.return_type
         if rt is None:
-            raise self.err(st, "'return' with a value outside a function")
+            raise self.internal(st, "'return' with a value outside a function")
         v = self.coerce(self.ev(st.value, rt), rt, st.value)
         if v.parts is not None:
             self.w(f"return {py_tuple(v.parts)}")
@@ -141,12 +141,11 @@ class StmtMixin:
     def switch_label(self: CodeGen, t, label: ast.Expr) -> str:
         if isinstance(t, ActionRunT):
             name = label.name if isinstance(label, ast.Name) else None
-            if name is None:
-                raise self.err(label, "switch label must be an action name")
             for ref, sym in self.table_actions(t.table):
                 if ref.name.name == name or sym.decl.name == name:  # type: ignore[attr-defined]
                     return str(self.action_id(sym))
-            raise self.err(label, f"'{name}' is not an action of table {t.table.decl.name}")
+            raise self.internal(label, f"switch label '{name}' that is no action of table "
+                                       f"{t.table.decl.name}")
         lv = self.ev(label, t)
         lv = self.coerce(lv, t, label)
         if not lv.is_const:
@@ -215,12 +214,12 @@ class StmtMixin:
 
     def st_Break(self: CodeGen, st: ast.Break) -> None:  # noqa: N802
         if not self.ctx.loops:
-            raise self.err(st, "'break' outside a loop")
+            raise self.internal(st, "'break' outside a loop")
         self.w("break")
 
     def st_Continue(self: CodeGen, st: ast.Continue) -> None:  # noqa: N802
         if not self.ctx.loops:
-            raise self.err(st, "'continue' outside a loop")
+            raise self.internal(st, "'continue' outside a loop")
         for s1 in self.ctx.loops[-1]:
             self.stmt(s1)
         self.w("continue")
@@ -255,7 +254,8 @@ class StmtMixin:
                         self.w(self.goto(case.state, case))
                     continue
             if len(elems) != len(keys):
-                raise self.err(case, f"select has {len(keys)} keys but the case has {len(elems)}")
+                raise self.internal(case, f"a select case of {len(elems)} values for "
+                                          f"{len(keys)} keys")
             conds = []
             for e, k, tmp in zip(elems, keys, tmps):
                 c = self.keyset_cond(e, k.type, tmp)
@@ -320,7 +320,7 @@ class StmtMixin:
             return "raise ParserReject(None)"
         sym = self.scope.lookup(name)
         if not isinstance(sym, StateSym):
-            raise self.err(node, f"unknown parser state '{name}'")
+            raise self.internal(node, f"a transition to an unknown state '{name}'")
         return f"return {sym.func}"
 
 
