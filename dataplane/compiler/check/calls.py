@@ -22,6 +22,7 @@ from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.types import (
     BitT,
     BlockT,
+    EnumT,
     ExternT,
     HeaderT,
     IntT,
@@ -80,6 +81,8 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
         _bind(ck, decl.params, e, ptypes, name)
         if name == "static_assert":
             _static_assert(ck, e)
+        if name == "hash" and len(e.args) > 1:
+            _hash_algorithm(ck, e.args[1].value)
         return known(ck.res.resolve(decl.return_type, scope)) or None
     if ent.kind == TYPE:
         t = ent.type
@@ -101,6 +104,16 @@ def _static_assert(ck: Checker, e: ast.Call) -> None:
         msg = e.args[1].value if len(e.args) > 1 else None
         text = msg.value if isinstance(msg, ast.StringLit) else "static assertion failed"
         raise err(e, f"static_assert: {text}")
+
+
+def _hash_algorithm(ck: Checker, algo: ast.Expr) -> None:
+    """Keep the algorithm of a ``hash`` call by name, for BMv2's rules."""
+    t = known(ck.facts.types.get(id(algo)))
+    value = ck.res.const_value(algo, ck.scope)
+    if isinstance(t, EnumT):
+        name = next((m for m, v in t.values.items() if v == value), None)
+        if name is not None:
+            ck.facts.hash_algorithms.append((algo, name))
 
 
 def _overload(ck: Checker, overloads: list, e: ast.Call, name: str) -> ast.Node:

@@ -87,6 +87,9 @@ class Facts:
     symbols: dict[int, Entity] = field(default_factory=dict)
     extracts: list[tuple[ast.Node, Type]] = field(default_factory=list)
     """Headers given to ``packet_in.extract``, for the target's rules."""
+    hash_algorithms: list[tuple[ast.Expr, str]] = field(default_factory=list)
+    """The algorithm argument of every ``hash`` call, with the member it
+    names."""
     applied_tables: set[int] = field(default_factory=set)
     """Table declarations some ``apply()`` call applies."""
     meters_read: set[int] = field(default_factory=set)

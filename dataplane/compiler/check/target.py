@@ -43,6 +43,9 @@ def check_target(program: ast.Program, ck: Checker) -> None:
                                     "number of bytes)")
     for d in _instantiations(program):
         _extern_object(d, ck)
+    for algo, name in ck.facts.hash_algorithms:
+        if name == "random":
+            raise unsupported(algo, "HashAlgorithm.random (BMv2 refuses to load it)")
     selectors: dict[int, tuple[Any, ast.TableDecl]] = {}
     for table in _tables(program):
         _table_rules(table, ck)
@@ -103,6 +106,9 @@ def _table_rules(d: ast.TableDecl, ck: Checker) -> None:
         if k.match_kind not in MATCH_KINDS:
             raise unsupported(k, f"match kind '{k.match_kind}' (BMv2 matches "
                                  f"{', '.join(MATCH_KINDS)})")
+    if d.entries is not None and any(p.name == "implementation" for p in d.properties):
+        raise unsupported(d, "entries in a table with an implementation (BMv2 takes entries "
+                             "in simple tables only)")
     lpm = [k for k in d.keys if k.match_kind == "lpm"]
     if len(lpm) > 1:
         raise unsupported(d, f"table '{d.name}' with {len(lpm)} lpm keys; BMv2 matches at "

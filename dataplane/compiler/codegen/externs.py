@@ -435,8 +435,7 @@ class ExternMixin:
             if profile is not None:
                 self.record_selector_input(profile, selector_exprs)
             if decl.entries is not None and profile is not None:
-                raise self.unsupported(decl, "entries in a table with an implementation "
-                                             "(BMv2 takes entries in simple tables only)")
+                raise self.internal(decl, "entries in a table with an implementation")
             if decl.entries is not None:
                 info.has_initial_entries = True
                 info.is_const_table = decl.entries_const
@@ -961,7 +960,7 @@ class ExternMixin:
             lv = self.lval(args[0])
             algo = self.algo_name(args[1])
             if algo == "random":
-                raise self.unsupported(args[1], "HashAlgorithm.random (BMv2 refuses to load it)")
+                raise self.internal(args[1], "HashAlgorithm.random in hash()")
             base = self.ev(args[2])
             data = self.field_list(args[3])
             mx = self.ev(args[4])
