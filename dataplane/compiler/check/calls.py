@@ -170,7 +170,7 @@ def _bind(ck: Checker, params: list[ast.Param], e: ast.Call, ptypes: list[Type |
             raise err(a, f"{name}: argument for parameter '{params[i].name}' given twice")
         bound[i] = a
     literal_only: dict[str, ast.Expr] = {}
-    typed_vars: set[str] = set()
+    typed_vars: dict[str, Type] = {}  # a type variable's type, from its first typed argument
     for i, (p, a) in enumerate(zip(params, bound)):
         if a is None:
             if p.default is None and not any(an.name == "optional" for an in p.annotations):
@@ -184,8 +184,10 @@ def _bind(ck: Checker, params: list[ast.Param], e: ast.Call, ptypes: list[Type |
         if isinstance(var, TypeVarT):
             if isinstance(known(at), IntT):
                 literal_only.setdefault(var.name, a.value)
+            elif at is not None and var.name in typed_vars:
+                ck.need(convert.implicit(at, typed_vars[var.name]), a.value)
             elif at is not None:
-                typed_vars.add(var.name)
+                typed_vars[var.name] = at
             continue
         ck.need(convert.implicit(at, pt), a.value)
     for var_name, lit in literal_only.items():

@@ -262,8 +262,11 @@ class ExprRules:
             return BoolT()
         if not isinstance(k, BitT | IntT):
             raise err(e, f"'{op}' is not defined on {t}")
-        if op in ("/", "%") and isinstance(k, BitT) and k.signed:
-            raise err(e, f"'{op}' is only defined on unsigned values")
+        if op in ("/", "%"):
+            if isinstance(k, BitT) and k.signed:
+                raise err(e, f"'{op}' is only defined on unsigned values")
+            if self.res.const_value(e.right, self.scope) == 0:
+                raise err(e.right, "division by zero")
         return t
 
     def unify(self: Checker, a: Type, b: Type, node: ast.Node, op: str) -> Type:
