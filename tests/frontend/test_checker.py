@@ -11,10 +11,20 @@ import pytest
 
 from common.errors import IntbedError, P4SyntaxError
 from dataplane.compiler.check import check_program
+from dataplane.compiler.check.exprs import ActionRunT, ApplyResultT
+from dataplane.compiler.codegen.generator import CodeGen
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
 from dataplane.compiler.frontend.parser import parse_file
-from dataplane.compiler.frontend.types import BitT, BoolT
+from dataplane.compiler.frontend.types import (
+    BitT,
+    BlockT,
+    BoolT,
+    IntT,
+    ListT,
+    strip,
+)
+from dataplane.compiler.pipeline import compile_program
 from tests.frontend import test_rejections as rejections
 
 # The rejection tests' program, with a 16-bit field beside the 8-bit ones.
@@ -224,3 +234,36 @@ def test_error_corpus_is_rejected_before_code_generation(path: Path) -> None:
         check_program(prog)
     assert err.value.loc is not None and err.value.loc.line > 0
     assert Path(err.value.loc.file).name == path.name
+
+
+P4SRC = sorted((Path(__file__).parents[2] / "p4src").glob("*.p4"))
+
+
+def _type_name(t: object) -> str:
+    """Types compared by what they print as: the two stages build their
+    own enum and table-result objects, equal by name."""
+    return str(strip(t))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", P4SRC, ids=lambda p: p.name)
+def test_checked_types_are_the_types_code_generation_finds(
+        path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every value code generation evaluates that the checker typed has
+    the same type there (an unsized int may take a width from context)."""
+    seen: list[tuple[str, str, str]] = []
+    evaluate = CodeGen.ev
+
+    def ev(self: CodeGen, e: ast.Expr, want: object = None) -> object:
+        v = evaluate(self, e, want)  # type: ignore[arg-type]
+        checked = self.facts.type_of(e)
+        t = strip(checked) if checked is not None else None
+        if t is not None and not isinstance(t, IntT | ApplyResultT | ActionRunT | ListT |
+                                            BlockT) and str(t) != "anonymous":
+            seen.append((_type_name(checked), _type_name(v.type), str(e.loc)))
+        return v
+
+    monkeypatch.setattr(CodeGen, "ev", ev)
+    prog = parse_file(path)
+    compile_program(prog, path)
+    assert len(seen) > 50
+    assert [s for s in seen if s[0] != s[1]] == []
