@@ -201,13 +201,13 @@ class Checker(ExprRules, StmtRules, TableRules):
         with self.nested(Context("function", ret)) as body:
             body.parent = inner
             ent.params = self.params(d.params, body, read_only_plain=True)
-            self.stmts(d.body.stmts)
+            self.s_Block(d.body)  # the body may shadow a parameter, as in p4c
 
     def d_ActionDecl(self, d: ast.ActionDecl, scope: Scope) -> None:  # noqa: N802
         ent = Entity(ACTION, d, scope=scope)
         with self.nested(Context("action")) as body:
             ent.params = self.params(d.params, body, read_only_plain=True)
-            self.stmts(d.body.stmts)
+            self.s_Block(d.body)
         scope.declare(d.name, ent, d)
 
     def d_Instantiation(self, d: ast.Instantiation, scope: Scope) -> None:  # noqa: N802
