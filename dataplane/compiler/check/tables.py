@@ -72,6 +72,9 @@ class TableRules:
             at = self.expr(a.value, pt)
             if p.direction in ("out", "inout"):
                 self.lvalue(a.value, f"argument for {p.direction} parameter '{p.name}'")
+            elif not p.direction and not self.is_constant(a.value):
+                raise err(a.value, f"the argument for action parameter '{p.name}' (set by the "
+                                   "control plane) must be a compile-time constant here")
             self.need(convert.implicit(at, pt), a.value)
 
     def table_property(self: Checker, d: ast.TableDecl, p: ast.TableProperty) -> None:
