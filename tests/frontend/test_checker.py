@@ -76,6 +76,10 @@ FAMILIES = [
     ("operand widths",
      program(apply="m.x = hdr.h.a + hdr.h.b;"), program(apply="m.x = hdr.h.a + hdr.h.c;"),
      "APPLY", "operands of '+' have different types: bit<8> and bit<16>"),
+    ("enums compare only for equality",
+     program(apply="if (CloneType.I2E == CloneType.E2E) { m.x = 1; }"),
+     program(apply="if (CloneType.I2E < CloneType.E2E) { m.x = 1; }"), "APPLY",
+     "'<' is not defined on CloneType"),
     ("bool operands",
      program(apply="if (hdr.h.a == 1 && hdr.h.isValid()) { m.x = 1; }"),
      program(apply="if (hdr.h.a && true) { m.x = 1; }"), "APPLY", "'&&' needs bool operands"),
@@ -271,3 +275,19 @@ def test_checked_types_are_the_types_code_generation_finds(
     compile_program(prog, path)
     assert len(seen) > 50
     assert [s for s in seen if s[0] != s[1]] == []
+
+
+def test_a_broken_guarantee_is_an_internal_error_naming_the_construct(tmp_path: Path) -> None:
+    """Code generation assumes what the checker established; a program that
+    reaches it ill-typed anyway (here: the tree changed after checking) is
+    reported as a compiler bug, not as the program's fault."""
+    prog, facts = checked(tmp_path, program(apply="m.x = (bit<8>)(bit<1>)(!(hdr.h.a == 1));"))
+    ingress = next(d for d in prog.decls if isinstance(d, ast.ControlDecl) and d.name == "I")
+    assign = ingress.body.stmts[0]
+    assert isinstance(assign, ast.Assign)
+    negation = assign.rhs.expr.expr  # type: ignore[attr-defined]
+    assert isinstance(negation, ast.Unary) and isinstance(negation.expr, ast.Binary)
+    negation.expr = negation.expr.left  # '!' on hdr.h.a, a bit<8> the checker typed
+    with pytest.raises(RuntimeError, match=r"'!' needs a bool, not bit<8>, which the checking "
+                                           r"pass should have refused"):
+        CodeGen(prog, facts).generate()  # type: ignore[arg-type]

@@ -253,9 +253,7 @@ class ExprRules:
         t = self.unify(ka, kb, e, op)
         if op in ("==", "!="):
             return BoolT()
-        k = known(t)
-        if isinstance(k, EnumT) and k.underlying is not None:
-            k = k.underlying
+        k = known(t)  # an enum takes part only in == and != (spec 8.3)
         if op in ORDER:
             if not isinstance(k, BitT | IntT):
                 raise err(e, f"'{op}' is not defined on {t}")

@@ -172,20 +172,20 @@ class ExprMixin:
         t0 = strip(t)
         if isinstance(t0, ErrorT):
             if e.name not in t0.members:
-                raise self.err(e, f"unknown error '{e.name}'")
+                raise self.type_rule(e, f"unknown error '{e.name}'")
             return const(t0, t0.members.index(e.name))
         if isinstance(t0, EnumT):
             if e.name not in t0.values:
-                raise self.err(e, f"enum {t0.name} has no member '{e.name}'")
+                raise self.type_rule(e, f"enum {t0.name} has no member '{e.name}'")
             return const(t, t0.values[e.name])
         raise self.err(e, f"type {t} has no member '{e.name}'")
 
-    def member_of(self: CodeGen, base: Val, name: str, node: ast.Node) -> Val:
+    def member_of(self: CodeGen, base: Val, name: str, node: ast.Member) -> Val:
         t = strip(base.type)
         if isinstance(t, StructLikeT):
             ft = t.field_type(name)
             if ft is None:
-                raise self.err(node, f"{t.name} has no field '{name}'")
+                raise self.type_rule(node, f"{t.name} has no field '{name}'", node.expr)
             off = t.offsets[name]
             n = slots(ft)
             if base.base is not None:
@@ -222,8 +222,9 @@ class ExprMixin:
                 v = location(t.elem, b)
                 v.base = b
                 return v
-            raise self.err(node, f"header stack has no member '{name}'")
-        raise self.err(node, f"a value of type {base.type} has no member '{name}'")
+            raise self.type_rule(node, f"header stack has no member '{name}'", node.expr)
+        raise self.type_rule(node, f"a value of type {base.type} has no member '{name}'",
+                             node.expr)
 
     def ev_Index(self: CodeGen, e: ast.Index, want: Type | None) -> Val:  # noqa: N802
         base = self.ev(e.expr)
@@ -237,7 +238,7 @@ class ExprMixin:
             parts = base.parts[off:off + slots(et)]  # type: ignore[index]
             return Val(et, parts=parts) if is_compound(et) else Val(et, code=parts[0])
         if not isinstance(t, StackT):
-            raise self.err(e, f"cannot index a value of type {base.type}")
+            raise self.type_rule(e, f"cannot index a value of type {base.type}", e.expr)
         if base.base is None:
             # A stack that is a value only (a function's result): give it
             # slots of its own, then index those.
@@ -266,9 +267,9 @@ class ExprMixin:
         if isinstance(t, IntT) and v.is_const:
             return const(BitT(hi - lo + 1), (v.const >> lo) & ((1 << (hi - lo + 1)) - 1))
         if not isinstance(t, BitT):
-            raise self.err(e, f"cannot slice a value of type {v.type}")
+            raise self.type_rule(e, f"cannot slice a value of type {v.type}")
         if not (0 <= lo <= hi < t.width):
-            raise self.err(e, f"slice [{hi}:{lo}] out of range for {t}")
+            raise self.type_rule(e, f"slice [{hi}:{lo}] out of range for {t}")
         rt = BitT(hi - lo + 1)
         if v.is_const:
             return const(rt, (v.const >> lo) & rt.mask)
@@ -285,7 +286,7 @@ class ExprMixin:
         t = strip(v.type)
         if e.op == "!":
             if not isinstance(t, BoolT):
-                raise self.err(e, f"'!' needs a bool, not {v.type}")
+                raise self.type_rule(e, f"'!' needs a bool, not {v.type}", e.expr)
             if v.is_const:
                 return const(BoolT(), not v.const)
             return Val(BoolT(), code=f"(not {v.code})")
@@ -296,7 +297,7 @@ class ExprMixin:
                 raise self.err(e, "arbitrary-precision integer must be constant")
             return const(IntT(), -v.const if e.op == "-" else ~v.const)
         if not isinstance(t, BitT):
-            raise self.err(e, f"'{e.op}' needs an integer, not {v.type}")
+            raise self.type_rule(e, f"'{e.op}' needs an integer, not {v.type}", e.expr)
         if v.is_const:
             return const(v.type, wrap(-v.const if e.op == "-" else ~v.const, t))
         if e.op == "-":
@@ -357,12 +358,12 @@ class ExprMixin:
             return self.fold(op, a.const, b.const, t, e)
         if op in COMPARE:
             if isinstance(st, BoolT | ErrorT | EnumT | MatchKindT) and op not in ("==", "!="):
-                raise self.err(e, f"'{op}' is not defined on {t}")
+                raise self.type_rule(e, f"'{op}' is not defined on {t}", e.left, e.right)
             return Val(BoolT(), code=f"({a.code} {op} {b.code})")
         if isinstance(st, IntT):
             raise self.err(e, "arbitrary-precision operands must be constant")
         if not isinstance(st, BitT):
-            raise self.err(e, f"'{op}' is not defined on {t}")
+            raise self.type_rule(e, f"'{op}' is not defined on {t}", e.left, e.right)
         ac, bc = a.code, b.code
         if op in BITWISE:
             return Val(t, code=f"({ac} {op} {bc})")
@@ -374,7 +375,8 @@ class ExprMixin:
             return Val(t, code=wrap_code(f"{ac} * {bc}", st))
         if op in ("/", "%"):
             if st.signed:
-                raise self.err(e, f"'{op}' is only defined on unsigned values")
+                raise self.type_rule(e, f"'{op}' is only defined on unsigned values", e.left,
+                                     e.right)
             pyop = "//" if op == "/" else "%"
             return Val(t, code=f"({ac} {pyop} {bc} if {bc} else 0)")
         if op in ("|+|", "|-|"):
@@ -431,7 +433,7 @@ class ExprMixin:
             self.w.depth -= 1
         for v, side in ((a, e.left), (b, e.right)):
             if not isinstance(strip(v.type), BoolT):
-                raise self.err(side, f"'{e.op}' needs bool operands, not {v.type}")
+                raise self.type_rule(side, f"'{e.op}' needs bool operands, not {v.type}")
         pyop = "and" if e.op == "&&" else "or"
         if not sub:
             if a.is_const and b.is_const:
@@ -448,7 +450,7 @@ class ExprMixin:
     def ev_Mux(self: CodeGen, e: ast.Mux, want: Type | None) -> Val:  # noqa: N802
         c = self.ev(e.cond, BoolT())
         if not isinstance(strip(c.type), BoolT):
-            raise self.err(e.cond, f"condition must be bool, not {c.type}")
+            raise self.type_rule(e.cond, f"condition must be bool, not {c.type}")
         branches = []
         for side in (e.then, e.other):
             saved = self.w.lines
@@ -502,9 +504,9 @@ class ExprMixin:
             a = Val(a.type, code=tmp)
         ta, tb = strip(a.type), strip(b.type)
         if isinstance(tb, BitT) and tb.signed:
-            raise self.err(e.right, "shift amount must be unsigned")
+            raise self.type_rule(e.right, "shift amount must be unsigned")
         if not isinstance(tb, BitT | IntT):
-            raise self.err(e.right, f"a shift amount must be an unsigned bit<W> or a "
+            raise self.type_rule(e.right, f"a shift amount must be an unsigned bit<W> or a "
                                     f"non-negative integer, not {b.type}")
         if isinstance(ta, IntT):
             if a.is_const and b.is_const:
@@ -515,7 +517,7 @@ class ExprMixin:
             else:
                 raise self.err(e, "the width of the shifted value cannot be inferred")
         if not isinstance(ta, BitT):
-            raise self.err(e, f"cannot shift a value of type {a.type}")
+            raise self.type_rule(e, f"cannot shift a value of type {a.type}", e.left)
         if a.is_const and b.is_const:
             if b.const < 0:
                 raise self.err(e.right, "negative shift amount")
@@ -536,9 +538,10 @@ class ExprMixin:
         a, b = self.seq2(e.left, e.right)
         ta, tb = strip(a.type), strip(b.type)
         if isinstance(ta, BoolT) or isinstance(tb, BoolT):
-            raise self.err(e, "'++' needs bit-strings")
+            raise self.type_rule(e, "'++' needs bit-strings", e.left, e.right)
         if not isinstance(ta, BitT) or not isinstance(tb, BitT):
-            raise self.err(e, f"'++' needs sized operands, not {a.type} and {b.type}")
+            raise self.type_rule(e, f"'++' needs sized operands, not {a.type} and {b.type}",
+                                 e.left, e.right)
         t = BitT(ta.width + tb.width, ta.signed)
         if a.is_const and b.is_const:
             return const(t, wrap(((a.const & ta.mask) << tb.width) | (b.const & tb.mask), t))

@@ -191,6 +191,16 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         reported as an internal error naming the construct."""
         return RuntimeError(f"{node.loc}: {what}, which the checking pass should have refused")
 
+    def type_rule(self, node: ast.Node, msg: str, *operands: ast.Node) -> Exception:
+        """A rule the checking pass applies to every node it types: where it
+        typed ``node`` and its ``operands``, failing here is a compiler bug
+        (an internal error); elsewhere (a generic body, typed per instance
+        only here) it is the program's error."""
+        if self.checked_type(node) is not None and all(
+                self.checked_type(o) is not None for o in operands):
+            return self.internal(node, msg)
+        return self.err(node, msg)
+
     def err(self, node: ast.Node | None, msg: str) -> P4SemanticError:
         return P4SemanticError(msg, node.loc if node is not None else None)
 
