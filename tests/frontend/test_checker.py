@@ -291,3 +291,15 @@ def test_a_broken_guarantee_is_an_internal_error_naming_the_construct(tmp_path: 
     with pytest.raises(RuntimeError, match=r"'!' needs a bool, not bit<8>, which the checking "
                                            r"pass should have refused"):
         CodeGen(prog, facts).generate()  # type: ignore[arg-type]
+
+
+def test_a_conversion_the_checker_allowed_is_assumed(tmp_path: Path) -> None:
+    """The same for an assignment the checker converted: given a wider
+    target after checking, code generation calls its refusal a bug."""
+    prog, facts = checked(tmp_path, program(apply="m.x = hdr.h.a;"))
+    ingress = next(d for d in prog.decls if isinstance(d, ast.ControlDecl) and d.name == "I")
+    assign = ingress.body.stmts[0]
+    assert isinstance(assign, ast.Assign) and isinstance(assign.lhs, ast.Member)
+    assign.lhs = ast.Member(assign.lhs.expr, "y", loc=assign.lhs.loc)  # m.y is a bit<16>
+    with pytest.raises(RuntimeError, match=r"cannot assign a value of type bit<8> to bit<16>"):
+        CodeGen(prog, facts).generate()  # type: ignore[arg-type]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dataplane.compiler.check import convert
 from dataplane.compiler.check.env import (
     ACTION,
     EXTERN_FUNCTION,
@@ -185,11 +184,11 @@ def _bind(ck: Checker, params: list[ast.Param], e: ast.Call, ptypes: list[Type |
             if isinstance(known(at), IntT):
                 literal_only.setdefault(var.name, a.value)
             elif at is not None and var.name in typed_vars:
-                ck.need(convert.implicit(at, typed_vars[var.name]), a.value)
+                ck.converts(at, typed_vars[var.name], a.value)
             elif at is not None:
                 typed_vars[var.name] = at
             continue
-        ck.need(convert.implicit(at, pt), a.value)
+        ck.converts(at, pt, a.value)
     for var_name, lit in literal_only.items():
         if var_name not in typed_vars:
             raise err(lit, "could not infer a width for this integer: the parameter's type "

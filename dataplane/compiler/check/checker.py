@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from dataplane.compiler.check import convert
 from dataplane.compiler.check.env import (
     ACTION,
     CONST,
@@ -105,7 +104,7 @@ class Checker(ExprRules, StmtRules, TableRules):
     def declare_const(self, d: ast.ConstDecl, scope: Scope) -> None:
         t = self.res.resolve(d.type, scope)
         vt = self.expr(d.value, t)
-        self.need(convert.implicit(vt, t), d.value)
+        self.converts(vt, t, d.value)
         if not self.is_constant(d.value) and not _static_assert(d.value):
             raise err(d.value, f"initializer of constant '{d.name}' is not a compile-time "
                                "known value")
@@ -115,7 +114,7 @@ class Checker(ExprRules, StmtRules, TableRules):
         t = self.res.resolve(d.type, scope)
         if d.init is not None:
             it = self.expr(d.init, t)
-            self.need(convert.implicit(it, t), d.init)
+            self.converts(it, t, d.init)
         scope.declare(d.name, Entity(VAR, d, t, writable=True), d)
 
     def d_VarDecl(self, d: ast.VarDecl, scope: Scope) -> None:  # noqa: N802
@@ -150,7 +149,7 @@ class Checker(ExprRules, StmtRules, TableRules):
         for i, m in enumerate(d.members):
             v = d.values[i] if i < len(d.values) else None
             if v is not None:
-                self.need(convert.implicit(self.expr(v, under), under), v)
+                self.converts(self.expr(v, under), under, v)
                 value = self.res.const_value(v, scope)
                 t.values[m] = value if isinstance(value, int) else i
             else:

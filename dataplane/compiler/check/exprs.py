@@ -270,10 +270,10 @@ class ExprRules:
     def unify(self: Checker, a: Type, b: Type, node: ast.Node, op: str) -> Type:
         """The common type of two operands (an ``int`` takes the other's)."""
         if isinstance(a, IntT) and not isinstance(b, IntT):
-            self.need(convert.implicit(a, b), node)
+            self.converts(a, b, node)
             return b
         if isinstance(b, IntT) and not isinstance(a, IntT):
-            self.need(convert.implicit(b, a), node)
+            self.converts(b, a, node)
             return a
         if isinstance(a, BitT) and isinstance(b, BitT):
             if a != b:
@@ -291,6 +291,13 @@ class ExprRules:
     def need(self: Checker, problem: str | None, node: ast.Node) -> None:
         if problem is not None:
             raise err(node, problem)
+
+    def converts(self: Checker, src: Type | None, dst: Type | None, node: ast.Node) -> None:
+        """``node``'s value (of ``src``) stands where ``dst`` is wanted; once
+        both are known the conversion is checked, and noted as such."""
+        self.need(convert.implicit(src, dst), node)
+        if known(src) is not None and known(dst) is not None:
+            self.facts.converted.add(id(node))
 
     def shift(self: Checker, e: ast.Binary, want: Type | None) -> Type | None:
         a = self.expr(e.left, want)
@@ -330,6 +337,8 @@ class ExprRules:
         if known(src) is not None and isinstance(known(src), IntT) and not constant:
             constant = self.is_constant(e.expr)
         self.need(convert.explicit(src, t, constant), e)
+        if known(src) is not None and known(t) is not None:
+            self.facts.converted.add(id(e))
         return t
 
     def e_ListExpr(self: Checker, e: ast.ListExpr, want: Type | None) -> Type | None:  # noqa: N802
@@ -359,7 +368,7 @@ class ExprRules:
             fields.append((name, t))
         anon = StructT("anonymous", fields)
         if declared is not None:
-            self.need(convert.implicit(anon, declared), e)
+            self.converts(anon, declared, e)
             return declared
         return anon
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from common.errors import P4UnsupportedError
-from dataplane.compiler.check import convert
 from dataplane.compiler.check.env import VALUE_SET
 from dataplane.compiler.check.exprs import ActionRunT, err
 from dataplane.compiler.check.typeref import known
@@ -65,7 +64,7 @@ class StmtRules:
         self.lvalue(s.lhs, "the left side")
         if s.op is None:
             rt = self.expr(s.rhs, lt)
-            self.need(convert.implicit(rt, lt), s.rhs)
+            self.converts(rt, lt, s.rhs)
         else:
             self.expr(ast.Binary(s.op, s.lhs, s.rhs, loc=s.loc), lt)
 
@@ -101,7 +100,7 @@ class StmtRules:
         if void:
             raise err(s, "return with a value outside a function that returns one")
         t = self.expr(s.value, want)
-        self.need(convert.implicit(t, want), s.value)
+        self.converts(t, want, s.value)
 
     def s_Break(self: Checker, s: ast.Stmt) -> None:  # noqa: N802
         if not self.ctx.loops:
@@ -164,7 +163,7 @@ class StmtRules:
                 lt = self.expr(case.label, t)
                 if not self.is_constant(case.label):
                     raise err(case.label, "a switch label must be a compile-time known value")
-                self.need(convert.implicit(lt, t), case.label)
+                self.converts(lt, t, case.label)
             if default is not None and case is not default:
                 raise err(case, "the 'default' label must be the last one")
             if case.body is not None:
@@ -221,7 +220,7 @@ class StmtRules:
                 continue
             if isinstance(known(pt), ListT) and isinstance(known(kt), TupleT | ListT):
                 continue
-            self.need(convert.implicit(pt, kt), p)
+            self.converts(pt, kt, p)
 
     def known_label(self: Checker, e: ast.Expr, what: str) -> None:
         if isinstance(e, ast.Call):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dataplane.compiler.check import convert
 from dataplane.compiler.check.env import ACTION, CONST, INSTANCE, Entity
 from dataplane.compiler.check.exprs import err
 from dataplane.compiler.check.typeref import known
@@ -75,7 +74,7 @@ class TableRules:
             elif not p.direction and not self.is_constant(a.value):
                 raise err(a.value, f"the argument for action parameter '{p.name}' (set by the "
                                    "control plane) must be a compile-time constant here")
-            self.need(convert.implicit(at, pt), a.value)
+            self.converts(at, pt, a.value)
 
     def table_property(self: Checker, d: ast.TableDecl, p: ast.TableProperty) -> None:
         if p.name in OBJECT_PROPERTIES and isinstance(p.value, ast.Name):
@@ -145,8 +144,8 @@ class TableRules:
             if "priority_delta" in props else 1
         down = True
         if "largest_priority_wins" in props:
-            self.need(convert.implicit(self.expr(props["largest_priority_wins"]), BoolT()),
-                      props["largest_priority_wins"])
+            wins = props["largest_priority_wins"]
+            self.converts(self.expr(wins), BoolT(), wins)
             down = bool(self.res.const_value(props["largest_priority_wins"], self.scope))
         prio = self.res.const_value(first.priority, self.scope)  # type: ignore[arg-type]
         if not isinstance(prio, int) or not isinstance(delta, int):

@@ -607,7 +607,7 @@ class ExprMixin:
                 if v.is_const:
                     return const(t, bool(v.const))
                 return Val(t, code=f"({v.code} != 0)")
-            raise self.err(node, f"cannot cast {v.type} to bool")
+            raise self.conversion_rule(node, f"cannot cast {v.type} to bool")
         if isinstance(dst, BitT):
             if isinstance(src, BoolT):
                 if v.is_const:
@@ -637,7 +637,7 @@ class ExprMixin:
             return const(t, v.const)
         if same_type(src, dst):
             return Val(t, code=v.code, parts=v.parts, const=v.const, base=v.base)
-        raise self.err(node, f"cannot cast {v.type} to {t}")
+        raise self.conversion_rule(node, f"cannot cast {v.type} to {t}")
 
     # ---------------------------------------------------------- aggregates
 
@@ -734,10 +734,10 @@ class ExprMixin:
                 return self._retype_list(Val(ListT([ft for _, ft in src.fields]), parts=v.parts),
                                          dst, node, header=isinstance(dst, HeaderT))
             if not same_type(src, dst):
-                raise self.err(node, f"cannot use a value of type {v.type} as {t}")
+                raise self.conversion_rule(node, f"cannot use a value of type {v.type} as {t}")
             return v
         if isinstance(src, ListT | StructLikeT | TupleT | StackT):
-            raise self.err(node, f"cannot use a value of type {v.type} as {t}")
+            raise self.conversion_rule(node, f"cannot use a value of type {v.type} as {t}")
         if isinstance(dst, BitT):
             if isinstance(src, IntT):
                 if not v.is_const:
@@ -745,41 +745,42 @@ class ExprMixin:
                 return const(t, wrap(v.const, dst))
             if isinstance(src, BitT):
                 if src != dst:
-                    raise self.err(node, f"cannot assign a value of type {src} to {dst}: "
-                                         f"width or signedness differs (add a cast)")
+                    raise self.conversion_rule(node, f"cannot assign a value of type {src} to "
+                                                     f"{dst}: width or signedness differs (add "
+                                                     "a cast)")
                 return v
             if isinstance(src, EnumT) and src.underlying is not None:
                 if src.underlying != dst:
-                    raise self.err(node, f"cannot use {v.type} as {t}")
+                    raise self.conversion_rule(node, f"cannot use {v.type} as {t}")
                 return Val(t, code=v.code, const=v.const)
             if isinstance(src, BoolT):
-                raise self.err(node, f"cannot use a bool as {t} (cast it)")
-            raise self.err(node, f"cannot use a value of type {v.type} as {t}")
+                raise self.conversion_rule(node, f"cannot use a bool as {t} (cast it)")
+            raise self.conversion_rule(node, f"cannot use a value of type {v.type} as {t}")
         if isinstance(dst, EnumT):
             if isinstance(src, EnumT) and src is dst:
                 return v
             if isinstance(src, IntT) and dst.underlying is not None and v.is_const:
                 return const(t, wrap(v.const, dst.underlying))
-            raise self.err(node, f"cannot use a value of type {v.type} as {t}")
+            raise self.conversion_rule(node, f"cannot use a value of type {v.type} as {t}")
         if isinstance(dst, BoolT):
             if not isinstance(src, BoolT):
-                raise self.err(node, f"cannot use a value of type {v.type} as bool")
+                raise self.conversion_rule(node, f"cannot use a value of type {v.type} as bool")
             return v
         if isinstance(dst, IntT):
             return v
         if isinstance(dst, VarbitT):
             if not isinstance(src, VarbitT):
-                raise self.err(node, f"cannot use a value of type {v.type} as {t}")
+                raise self.conversion_rule(node, f"cannot use a value of type {v.type} as {t}")
             return v
         if isinstance(dst, ErrorT | MatchKindT | StringT):
             if type(src) is not type(dst):
-                raise self.err(node, f"cannot use a value of type {v.type} as {t}")
+                raise self.conversion_rule(node, f"cannot use a value of type {v.type} as {t}")
             return v
         if isinstance(dst, ExternT | DontCareT | VoidT):
             return v
         if same_type(src, dst):
             return v
-        raise self.err(node, f"cannot use a value of type {v.type} as {t}")
+        raise self.conversion_rule(node, f"cannot use a value of type {v.type} as {t}")
 
     def _retype_list(self: CodeGen, v: Val, dst: Type, node: ast.Node,
                      header: bool = False) -> Val:

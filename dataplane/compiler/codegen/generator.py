@@ -201,6 +201,13 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             return self.internal(node, msg)
         return self.err(node, msg)
 
+    def conversion_rule(self, node: ast.Node, msg: str) -> Exception:
+        """Like ``type_rule`` for a value converted (or cast) to a type: the
+        checker notes every conversion it checked between known types."""
+        if id(node) in self.facts.converted:
+            return self.internal(node, msg)
+        return self.err(node, msg)
+
     def err(self, node: ast.Node | None, msg: str) -> P4SemanticError:
         return P4SemanticError(msg, node.loc if node is not None else None)
 
