@@ -65,7 +65,7 @@ def measure(p: Point) -> dict[str, Any]:
     events = None if p.queue_threshold is not None else []
     cache = FlowCache(FlowCacheConfig(rows=p.rows, max_hops=MAX_HOPS, thresholds=thresholds,
                                       events=events))
-    fed = warm_and_time(cache, pk.batch, p.batch, p.repeats)
+    fed, spread = warm_and_time(cache, pk.batch, p.batch, p.repeats)
     c = cache.counters
     return {"panel": p.panel, "hops": p.hops, "instructions": p.instructions,
             "queue_threshold": -1 if p.queue_threshold is None else p.queue_threshold,
@@ -76,7 +76,7 @@ def measure(p: Point) -> dict[str, Any]:
             "packets_per_cpu_s_with_drain": fed.packets / fed.total_cpu_s,
             "events": fed.events, "events_per_packet": fed.events / fed.packets,
             "events_per_cpu_s": fed.events / fed.process_cpu_s,
-            "evictions": fed.evictions,
+            "evictions": fed.evictions, "pass_spread": spread,
             "event_ring_overflow": c["event_ring_overflow"],
             "general_ring_overflow": c["general_ring_overflow"]}
 
@@ -171,6 +171,12 @@ def notes(p: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
         f"{QUEUE_MAX}, so {QUEUE_MAX} gives none); the event rate is events per CPU second of "
         "the cache, i.e. the notification rate it would post running at that packet rate.",
     ]
+    spread = [r["pass_spread"] for r in rows]
+    out.append(f"Noise: the slowest of a point's {p['repeats']} passes took {np.median(spread):.2f}"
+               f" times the fastest's CPU time at the median point, {max(spread):.2f} at worst "
+               "(pass_spread): other processes on the shared cores evict the table from the "
+               "caches for seconds at a time, so neighbouring points of the grid differ by that "
+               "much and the trend over hops x instructions is what compares.")
     over = [r for r in rows if r["event_ring_overflow"] or r["general_ring_overflow"]]
     if over:
         out.append("Ring overflow at: " + ", ".join(
