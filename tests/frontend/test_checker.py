@@ -303,3 +303,15 @@ def test_a_conversion_the_checker_allowed_is_assumed(tmp_path: Path) -> None:
     assign.lhs = ast.Member(assign.lhs.expr, "y", loc=assign.lhs.loc)  # m.y is a bit<16>
     with pytest.raises(RuntimeError, match=r"cannot assign a value of type bit<8> to bit<16>"):
         CodeGen(prog, facts).generate()  # type: ignore[arg-type]
+
+
+def test_an_assignment_target_the_checker_allowed_is_assumed(tmp_path: Path) -> None:
+    """And for a target the checker found writable, renamed after checking
+    to an action."""
+    prog, facts = checked(tmp_path, program(local="action b() { }", apply="bit<8> z = 0; z = 1;"))
+    ingress = next(d for d in prog.decls if isinstance(d, ast.ControlDecl) and d.name == "I")
+    assign = ingress.body.stmts[1]
+    assert isinstance(assign, ast.Assign) and isinstance(assign.lhs, ast.Name)
+    assign.lhs.name = "b"
+    with pytest.raises(RuntimeError, match=r"cannot assign to 'b', which the checking pass"):
+        CodeGen(prog, facts).generate()  # type: ignore[arg-type]

@@ -87,6 +87,8 @@ class Facts:
     symbols: dict[int, Entity] = field(default_factory=dict)
     extracts: list[tuple[ast.Node, Type]] = field(default_factory=list)
     """Headers given to ``packet_in.extract``, for the target's rules."""
+    assignable: set[int] = field(default_factory=set)
+    """Nodes of an l-value the checker found writable (and their parts)."""
     converted: set[int] = field(default_factory=set)
     """Nodes whose value the checker converted to a known type (or cast)."""
     hash_algorithms: list[tuple[ast.Expr, str]] = field(default_factory=list)

@@ -405,10 +405,12 @@ class ExprRules:
         """Reject ``e`` as the target of an assignment or an out/inout
         argument unless it names writable storage."""
         root = e
+        path = [e]
         while isinstance(root, ast.Member | ast.Index | ast.Slice):
             if isinstance(root, ast.Member) and self.type_named(root.expr) is not None:
                 raise err(e, f"{what} is not assignable (it is a constant)")
             root = root.expr
+            path.append(root)
         if isinstance(root, ast.Name):
             ent = self.facts.symbols.get(id(root)) or self.scope.lookup(root.name)
             if ent is None or ent.kind != VAR:
@@ -417,6 +419,7 @@ class ExprRules:
             if not ent.writable:
                 raise err(e, f"{what} is not assignable: '{root.name}' is read-only "
                              "(a parameter with direction in, or none)")
+            self.facts.assignable.update(id(x) for x in path)
             return
         if isinstance(root, ast.Call) and isinstance(e, ast.Member | ast.Index):
             raise err(e, f"{what} is not assignable (it is the result of a call)")

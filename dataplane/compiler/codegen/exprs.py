@@ -814,10 +814,10 @@ class ExprMixin:
             inner = self.lval(e.expr)
             t = strip(inner.type)
             if not isinstance(t, BitT):
-                raise self.err(e, f"cannot slice a value of type {inner.type}")
+                raise self.type_rule(e, f"cannot slice a value of type {inner.type}")
             hi, lo = self.const_int(e.hi), self.const_int(e.lo)
             if not (0 <= lo <= hi < t.width):
-                raise self.err(e, f"slice [{hi}:{lo}] out of range for {t}")
+                raise self.type_rule(e, f"slice [{hi}:{lo}] out of range for {t}")
             if inner.slice is not None:
                 ohi, olo = inner.slice
                 return LValue(BitT(hi - lo + 1), inner.base, (olo + hi, olo + lo),
@@ -827,17 +827,17 @@ class ExprMixin:
             sym = self.scope.lookup(e.name)
             if isinstance(sym, VarSym):
                 if sym.readonly:
-                    raise self.err(e, f"'{e.name}' is read-only")
+                    raise self.lvalue_rule(e, f"'{e.name}' is read-only")
                 return LValue(sym.type, sym.base)
             if sym is None:
-                raise self.err(e, f"unknown name '{e.name}'")
-            raise self.err(e, f"cannot assign to '{e.name}'")
+                raise self.lvalue_rule(e, f"unknown name '{e.name}'")
+            raise self.lvalue_rule(e, f"cannot assign to '{e.name}'")
         if isinstance(e, ast.Member | ast.Index):
             v = self.ev(e)
             if v.base is None:
-                raise self.err(e, "expression is not assignable")
+                raise self.lvalue_rule(e, "expression is not assignable")
             return LValue(v.type, v.base)
-        raise self.err(e, "expression is not assignable")
+        raise self.lvalue_rule(e, "expression is not assignable")
 
     def store(self: CodeGen, lv: LValue, v: Val) -> None:
         if lv.slice is not None:

@@ -204,7 +204,15 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
     def conversion_rule(self, node: ast.Node, msg: str) -> Exception:
         """Like ``type_rule`` for a value converted (or cast) to a type: the
         checker notes every conversion it checked between known types."""
-        if id(node) in self.facts.converted:
+        return self.assumed(node, msg, self.facts.converted)
+
+    def lvalue_rule(self, node: ast.Node, msg: str) -> Exception:
+        """Like ``type_rule`` for the target of an assignment or an out or
+        inout argument the checker found writable."""
+        return self.assumed(node, msg, self.facts.assignable)
+
+    def assumed(self, node: ast.Node, msg: str, checked: set[int]) -> Exception:
+        if id(node) in checked:
             return self.internal(node, msg)
         return self.err(node, msg)
 
