@@ -93,6 +93,21 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
     raise err(e, f"'{name}' is a {ent.kind}; it cannot be called")
 
 
+def constructor_args(ck: Checker, d: ast.Instantiation, t: ExternT) -> None:
+    """An extern instance's constructor arguments against the extern's
+    constructors (spec 7.2.12)."""
+    ctors = [m for m in getattr(t.decl, "methods", []) if m.name == t.name
+             and m.return_type is None]
+    if not ctors:
+        return
+    call = ast.Call(ast.Name(t.name, loc=d.loc), d.args, loc=d.loc)
+    m = _overload(ck, ctors, call, f"{t.name} constructor")
+    bound = {n: a for n, a in zip(getattr(t.decl, "type_params", []), t.args)}
+    scope = _generic_scope(ck.res.root, m.type_params, call, ck, bound)
+    ptypes = [ck.res.resolve(p.type, scope) for p in m.params]
+    _bind(ck, m.params, call, ptypes, f"{t.name} constructor")
+
+
 def _static_assert(ck: Checker, e: ast.Call) -> None:
     """``static_assert(cond[, message])`` fails the compile when ``cond``
     is known to be false."""

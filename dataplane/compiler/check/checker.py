@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from dataplane.compiler.check.calls import constructor_args
 from dataplane.compiler.check.env import (
     ACTION,
     CONST,
@@ -211,9 +212,12 @@ class Checker(ExprRules, StmtRules, TableRules):
 
     def d_Instantiation(self, d: ast.Instantiation, scope: Scope) -> None:  # noqa: N802
         t = self.res.resolve(d.type, scope)
-        for a in d.args:
-            self.expr(a.value)
         k = known(t)
+        if isinstance(k, ExternT):
+            constructor_args(self, d, k)
+        else:
+            for a in d.args:
+                self.expr(a.value)
         if isinstance(k, BlockT) and k.kind == "package":
             if scope is not self.res.root:
                 raise err(d, "a package is instantiated only at the top level")
