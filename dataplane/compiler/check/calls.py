@@ -69,8 +69,12 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
         decl = ent.decl
         if ent.kind == ACTION and ck.ctx.kind in ("parser",):
             raise err(e, f"action '{name}' cannot be called from a parser")
-        _bind(ck, decl.params, e, ent.params, name)
+        bindings = _bind(ck, decl.params, e, ent.params, name)
         if ent.kind == FUNCTION:
+            if decl.type_params:
+                for tp, ta in zip(decl.type_params, e.type_args):
+                    bindings[tp] = ck.res.resolve(ta, ck.scope) or TypeVarT(tp)
+                return ck.specialize(ent, bindings)
             return ent.type
         return VoidT()
     if ent.kind == EXTERN_FUNCTION:
@@ -164,9 +168,10 @@ def _generic_scope(scope: Scope, type_params: list[str], e: ast.Call, ck: Checke
 
 
 def _bind(ck: Checker, params: list[ast.Param], e: ast.Call, ptypes: list[Type | None],
-          name: str) -> None:
+          name: str) -> dict[str, Type]:
     """Arguments to parameters by position or name; each argument is typed
-    against its parameter, out and inout ones must be assignable."""
+    against its parameter, out and inout ones must be assignable. Returns
+    the type each type variable took from its arguments."""
     bound: list[ast.Arg | None] = [None] * len(params)
     names = [p.name for p in params]
     pos = 0
@@ -209,6 +214,7 @@ def _bind(ck: Checker, params: list[ast.Param], e: ast.Call, ptypes: list[Type |
             raise err(lit, "could not infer a width for this integer: the parameter's type "
                            f"{var_name} takes it from the argument (give it a width, e.g. "
                            "16w0xffff, or cast it)")
+    return typed_vars
 
 
 def _method(ck: Checker, base: Type | None, f: ast.Member, e: ast.Call) -> Type | None:

@@ -203,6 +203,30 @@ class Checker(ExprRules, StmtRules, TableRules):
             ent.params = self.params(d.params, body, read_only_plain=True)
             self.s_Block(d.body)  # the body may shadow a parameter, as in p4c
 
+    def specialize(self, ent: Entity, bindings: dict[str, Type]) -> Type | None:
+        """Check a generic function's body once more for one call, its type
+        variables bound to the arguments' types; returns the call's type.
+        What is found there belongs to this call only, so it is kept apart
+        from ``Facts`` (code generation types each call itself)."""
+        decl = ent.decl
+        if any(known(bindings.get(n)) is None for n in decl.type_params):
+            return None
+        scope = (ent.scope or self.res.root).child()
+        for n in decl.type_params:
+            scope.names[n] = Entity(TYPE, None, bindings[n])
+        ret = self.res.resolve(decl.return_type, scope)
+        shared, self.facts = self.facts, Facts()
+        try:
+            with self.nested(Context("function", ret)) as body:
+                body.parent = scope
+                self.params(decl.params, body, read_only_plain=True)
+                self.s_Block(decl.body)
+            shared.extracts += self.facts.extracts
+            shared.hash_algorithms += self.facts.hash_algorithms
+        finally:
+            self.facts = shared
+        return ret
+
     def d_ActionDecl(self, d: ast.ActionDecl, scope: Scope) -> None:  # noqa: N802
         ent = Entity(ACTION, d, scope=scope)
         with self.nested(Context("action")) as body:
