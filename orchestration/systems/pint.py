@@ -18,6 +18,7 @@ import struct
 import threading
 from dataclasses import dataclass, field
 
+from common.checksum import internet_checksum
 from common.seeds import derive_seed
 from controller.pint.engine import Aggregation, ExecutionPlan, Query, plan_queries
 from controller.pint.p4config import configure_switch, pint_writes
@@ -92,32 +93,51 @@ def configure(net: Network, topo: Topology, plan: ExecutionPlan, coding: PathCod
         configure_switch(net.clients[name], writes, collector_port=COLLECTOR_PORT)
 
 
-def flow_frame(topo: Topology, flow: HostFlow, ident: int) -> bytes:
-    """A UDP packet of ``flow`` with IPv4 identification ``ident`` (checksums
-    valid, payload the identification), as the source host sends it."""
-    src, dst = topo.hosts[flow.src], topo.hosts[flow.dst]
-    tor, _ = topo.host_switch(flow.src)
-    payload = struct.pack("!HH", ident, 0)
-    udp = struct.pack("!HHHH", flow.sport, flow.dport, 8 + len(payload), 0) + payload
-    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident, 0, INIT_TTL,
-                               17, 0, ip_to_int(src.ip).to_bytes(4, "big"),
-                               ip_to_int(dst.ip).to_bytes(4, "big")))
-    total = sum(struct.unpack("!10H", bytes(ip)))
-    while total > 0xFFFF:
-        total = (total & 0xFFFF) + (total >> 16)
-    ip[10:12] = struct.pack("!H", ~total & 0xFFFF)
-    eth = (mac_to_int(switch_mac(topo.switches[tor].device_id)).to_bytes(6, "big")
-           + mac_to_int(src.mac).to_bytes(6, "big") + b"\x08\x00")
+def host_heads(topo: Topology) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """Per host: its Ethernet head toward its ToR, and its IPv4 address."""
+    eth, ip = {}, {}
+    for h, spec in topo.hosts.items():
+        tor, _ = topo.host_switch(h)
+        eth[h] = (mac_to_int(switch_mac(topo.switches[tor].device_id)).to_bytes(6, "big")
+                  + mac_to_int(spec.mac).to_bytes(6, "big") + b"\x08\x00")
+        ip[h] = ip_to_int(spec.ip).to_bytes(4, "big")
+    return eth, ip
+
+
+def udp_frame(eth: bytes, src_ip: bytes, dst_ip: bytes, ident: int, sport: int, dport: int,
+              payload: bytes) -> bytes:
+    """A UDP packet as a host sends it: IPv4 identification ``ident``, TTL
+    ``INIT_TTL`` (the hop count the switches derive), header checksum valid."""
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident & 0xFFFF, 0,
+                               INIT_TTL, 17, 0, src_ip, dst_ip))
+    ip[10:12] = internet_checksum(bytes(ip)).to_bytes(2, "big")
     return eth + bytes(ip) + udp
+
+
+def flow_frame(topo: Topology, flow: HostFlow, ident: int) -> bytes:
+    """A UDP packet of ``flow`` with IPv4 identification ``ident`` (payload
+    the identification), as the source host sends it."""
+    eth, ip = host_heads(topo)
+    return udp_frame(eth[flow.src], ip[flow.src], ip[flow.dst], ident, flow.sport, flow.dport,
+                     struct.pack("!HH", ident, 0))
+
+
+def transport(frame: bytes) -> tuple[int, int, int | None]:
+    """(protocol, transport header offset, PINT digest or None) of an IPv4
+    frame, past PINT's shim and digest when the packet carries them."""
+    proto, l4 = frame[23], 34
+    if proto == PINT_PROTO:
+        proto, l4 = frame[34], 36 + frame[35] // 8
+        return proto, l4, int.from_bytes(frame[36:l4], "big")
+    return proto, l4, None
 
 
 def frame_flow(frame: bytes) -> tuple[Flow, int] | None:
     """(5-tuple, identification) of a data frame, with or without the digest."""
     if len(frame) < 38 or frame[12:14] != b"\x08\x00":
         return None
-    proto, l4 = frame[23], 34
-    if proto == PINT_PROTO:
-        proto, l4 = frame[34], 36 + frame[35] // 8
+    proto, l4, _ = transport(frame)
     src, dst = struct.unpack_from("!II", frame, 26)
     sport, dport = struct.unpack_from("!HH", frame, l4)
     return (src, dst, proto, sport, dport), struct.unpack_from("!H", frame, 18)[0]

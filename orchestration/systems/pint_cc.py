@@ -50,7 +50,6 @@ from typing import Any
 
 import numpy as np
 
-from common.checksum import internet_checksum
 from common.errors import InvalidValueError
 from common.seeds import derive_seed
 from controller.pint.engine import Aggregation, Query, plan_queries
@@ -58,8 +57,8 @@ from controller.pint.hpcc import HpccParams, HpccState, link_u, on_ack
 from controller.pint.p4config import configure_switch, pint_writes
 from controller.pint.values import ValueCodec
 from orchestration.network import Network
-from orchestration.systems.pint import INIT_TTL, PINT_PROTO, switch_ids
-from topologies.model import Topology, ip_to_int, mac_to_int, switch_mac
+from orchestration.systems.pint import INIT_TTL, host_heads, switch_ids, transport, udp_frame
+from topologies.model import Topology
 
 DATA_PORT = 5001
 ACK_PORT = 6001
@@ -190,24 +189,14 @@ def configure_pint(net: Network, topo: Topology, seed: int, ids: dict[str, int])
 
 
 class _Endpoints:
-    """Frame building for one topology: Ethernet and IPv4 heads per host pair."""
+    """Frame building for one topology: Ethernet and IPv4 heads per host."""
 
     def __init__(self, topo: Topology) -> None:
-        self.topo = topo
-        self.ip = {h: ip_to_int(s.ip).to_bytes(4, "big") for h, s in topo.hosts.items()}
-        self.eth = {}
-        for h, spec in topo.hosts.items():
-            tor, _ = topo.host_switch(h)
-            self.eth[h] = (mac_to_int(switch_mac(topo.switches[tor].device_id)).to_bytes(6, "big")
-                           + mac_to_int(spec.mac).to_bytes(6, "big") + b"\x08\x00")
+        self.eth, self.ip = host_heads(topo)
 
     def frame(self, src: str, dst: str, ident: int, sport: int, dport: int,
               payload: bytes) -> bytes:
-        udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
-        ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident & 0xFFFF, 0,
-                                   INIT_TTL, 17, 0, self.ip[src], self.ip[dst]))
-        ip[10:12] = internet_checksum(bytes(ip)).to_bytes(2, "big")
-        return self.eth[src] + bytes(ip) + udp
+        return udp_frame(self.eth[src], self.ip[src], self.ip[dst], ident, sport, dport, payload)
 
 
 @dataclass
@@ -222,11 +211,7 @@ def parse_udp(frame: bytes) -> _Udp | None:
     """The UDP payload's offset in an IPv4 frame, past PINT's shim and digest."""
     if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[14] != 0x45:
         return None
-    proto, l4, digest = frame[23], 34, None
-    if proto == PINT_PROTO:
-        budget = frame[35]
-        proto, l4 = frame[34], 36 + budget // 8
-        digest = int.from_bytes(frame[36:l4], "big")
+    proto, l4, digest = transport(frame)
     if proto != 17 or len(frame) < l4 + 8:
         return None
     return _Udp(frame[22], int.from_bytes(frame[l4 + 2:l4 + 4], "big"), l4 + 8, digest)
