@@ -33,8 +33,8 @@ from controller.flowcache.layout import (
     T_E2E_LATENCY,
 )
 from controller.flowcache.trace import TraceSpec
+from experiments.checks import positive
 from experiments.framework import Context, Experiment, Headline, Param, Result, register, write_csv
-from experiments.intcollector.params import positive
 from experiments.nicsink.workload import HARDWARE_NOTE, MAX_HOPS, PAPER, SYNTHETIC_NOTE, packets
 
 E2E_EDGES = tuple(range(0, 800, 25))

@@ -30,6 +30,7 @@ from controller.flowcache.cache import Events, FlowCache, PacketBatch
 from controller.flowcache.config import FlowCacheConfig
 from controller.flowcache.redis_sink import PIPELINE_CHUNK, PartialWrite, RedisSink, RingReaders
 from controller.flowcache.trace import TraceSpec
+from experiments.checks import positive, within
 from experiments.framework import (
     Context,
     Experiment,
@@ -39,7 +40,6 @@ from experiments.framework import (
     Result,
     register,
 )
-from experiments.intcollector.params import positive, within
 from experiments.nicsink.workload import HARDWARE_NOTE, MAX_HOPS, PAPER, packets
 from orchestration.redis_server import RedisServer, RedisServerError
 

@@ -22,8 +22,8 @@ from common.seeds import derive_seed
 from controller.flowcache.cache import FlowCache
 from controller.flowcache.config import FlowCacheConfig
 from controller.flowcache.trace import QUEUE_MAX, TraceSpec
+from experiments.checks import positive, within
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
-from experiments.intcollector.params import positive, within
 from experiments.nicsink.workload import (
     HARDWARE_NOTE,
     MAX_HOPS,
