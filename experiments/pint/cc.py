@@ -94,20 +94,21 @@ def bucket_of(size: int, scale: float) -> int:
     return sum(size >= e * scale for e in BUCKET_EDGES)
 
 
-def run_point(point: tuple[float, str, dict[str, Any], int]) -> dict[str, Any]:
+def run_point(point: tuple[float, str, dict[str, Any], int, str, Any]) -> dict[str, Any]:
     """One (load, telemetry) run: per-flow rows and the run's counters."""
     from orchestration.network import open_network
     from orchestration.systems.pint_cc import run_hpcc
     from topologies.generators import fat_tree
 
-    load, mode, p, seed = point
+    load, mode, p, seed, target, live = point
     topo = fat_tree(p["k"])
     for spec in topo.switches.values():
         spec.queue_depth = QUEUE_DEPTH
     hosts = sorted(topo.hosts)
     bandwidth = topo.links[0].bandwidth_mbps
     flows = web_search_flows(hosts, p["flows"], load, bandwidth, p["size_scale"], seed)
-    net = open_network("sim", topo, "int_md" if mode == "int" else "pint", seed=seed)
+    net = open_network(target, topo, "int_md" if mode == "int" else "pint", seed=seed,
+                       live=live)
     r = run_hpcc(net, topo, flows, mode=mode, seed=seed, eta=p["eta"],
                  max_stage=p["max_stage"])
     rows = []
@@ -129,7 +130,8 @@ def run_point(point: tuple[float, str, dict[str, Any], int]) -> dict[str, Any]:
 
 def compute(ctx: Context) -> Result:
     p = ctx.params
-    points = [(float(load), mode, p, ctx.seed) for load in p["loads"] for mode in MODES]
+    points = [(float(load), mode, p, ctx.seed, ctx.target, ctx.live)
+              for load in p["loads"] for mode in MODES]
     runs = ctx.map(run_point, points, "runs")
     rows = [row for run in runs for row in run["rows"]]
     heads: list[Headline] = []
@@ -143,7 +145,7 @@ def compute(ctx: Context) -> Result:
                     heads.append(Headline(
                         f"{load:.0%} load, flows {bucket}: {stat} slowdown, {mode.upper()}",
                         float(np.percentile(s, q)) if s else None, None, "x"))
-    for (load, mode, _, _), run in zip(points, runs):
+    for (load, mode, *_), run in zip(points, runs):
         mine = [r for r in rows if r["load"] == load and r["mode"] == mode]
         packets = sum(r["received"] for r in mine)
         tel = sum(r["telemetry_bytes_per_packet"] * r["received"] for r in mine)
