@@ -81,7 +81,8 @@ class SwitchWatchdog:
         """Stop watching (before switches are stopped on purpose)."""
         self._stop.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join()
+            # Bounded: a poll blocked in its failure callback must not hold up teardown.
+            self._thread.join(timeout=10 * self.poll_s + 1.0)
 
     def check(self) -> None:
         """Raise the failure, if there was one."""
