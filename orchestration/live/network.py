@@ -56,6 +56,7 @@ from common.seeds import derive_seed
 from orchestration.live.netutil import disable_offloads
 from orchestration.live.options import LiveOptions, next_run_dir
 from orchestration.live.pcap import out_pcap
+from orchestration.live.teardown import StepLog, run_step
 from orchestration.live.watchdog import SwitchFailure, SwitchWatchdog
 from orchestration.network import (
     COLLECTOR_HOST,
@@ -280,23 +281,31 @@ class LiveNetwork:
                     self._stack.close()  # a temporary run directory
                 return
             self._stopped = True
-        errors: list[str] = []
-        interrupt: BaseException | None = None
-        for step in (self._stop_apps, self.stop_host_processes, self._close_clients,
-                     self.stop_switches, self._stop_mininet, self._remove_leftovers,
-                     self._stack.close):
-            try:
-                step()
-            except Exception as exc:  # keep tearing down
-                errors.append(f"{step.__name__}: {exc}")
-            except BaseException as exc:  # KeyboardInterrupt: finish first
-                interrupt = interrupt or exc
+        log = StepLog()
+        for name, step, deadline_s in (
+                ("stop apps", self._stop_apps, 15.0),
+                ("stop host processes", self.stop_host_processes, 15.0),
+                ("close P4Runtime clients", self._close_clients, 5.0),
+                ("stop switches", self.stop_switches, 30.0),
+                ("stop Mininet", self._stop_mininet, 30.0),
+                ("remove leftovers", self._remove_leftovers, 15.0)):
+            run_step(name, step, deadline_s, log)
+        self._write_teardown_log(log)
+        run_step("remove temporary files", self._stack.close, 15.0, log)
         self._restore_sigterm()
         _active.discard(self)
-        if interrupt is not None:
-            raise interrupt
-        if errors:
-            raise LiveTargetError("teardown incomplete: " + "; ".join(errors))
+        if log.interrupt is not None:
+            raise log.interrupt
+        if log.errors:
+            raise LiveTargetError("teardown incomplete: " + "; ".join(log.errors))
+
+    def _write_teardown_log(self, log: StepLog) -> None:
+        """``teardown.log`` in the run directory: each step's time, or the
+        step that blocked (kept only where the run directory is)."""
+        try:
+            (self.run_dir / "teardown.log").write_text(log.text())
+        except OSError:
+            pass
 
     @property
     def switch_failure(self) -> SwitchFailure | None:

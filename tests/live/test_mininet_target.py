@@ -315,7 +315,7 @@ def test_traffic_processes_replay_a_schedule(clean: None, tmp_path: Path) -> Non
 
 
 SIGNAL_SCRIPT = """
-import sys, time
+import faulthandler, sys, time
 sys.path.insert(0, {repo!r})
 from orchestration.live.network import LiveNetwork
 from topologies.generators import build_topology
@@ -325,6 +325,7 @@ try:
     print("up", flush=True)  # inside try: a signal right after it still tears down
     time.sleep(60)
 finally:
+    faulthandler.dump_traceback_later(25)  # where a slow teardown waits, on stderr
     net.stop()
     print("down", flush=True)
 """
@@ -345,8 +346,11 @@ def test_signal_tears_the_network_down(clean: None, tmp_path: Path, sig: int) ->
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert out.strip() == "down", err
+    steps = tmp_path / "teardown.log"
+    assert out.strip() == "down", (err, steps.read_text() if steps.exists() else "no log")
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    # Every step finished, each one named with its time.
+    assert "stop switches: " in steps.read_text() and "left behind" not in steps.read_text()
 
 
 def test_live_available_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
