@@ -10,6 +10,7 @@ the source again.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,7 @@ def _globals() -> dict[str, Any]:
         "compute_hash": rt_externs.compute_hash,
         "verify_checksum": rt_externs.verify_checksum,
         "update_checksum": rt_externs.update_checksum,
+        "Struct": struct.Struct,
         "__builtins__": __builtins__,
     }
 

@@ -4,6 +4,7 @@ packet_in/packet_out methods, with P4's copy-in/copy-out semantics."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -1166,9 +1167,17 @@ class ExternMixin:
         self.w(f"{end} = {c} + {nbytes}")
         with self.w.block(f"if {end} > len(b)"):
             self.w(f"raise ParserReject({too_short})")
+        leaves = header_leaves(t)
+        units = byte_units(leaves)
+        if units:
+            self.extract_units(lv.base, units, c)
+            self.w(f"{slot(lv.base)} = 1")
+            self.w(f"s[0] = {end}")
+            self.stack_advance(node)
+            return
         self.w(f"{v} = int.from_bytes(b[{c}:{end}], 'big')")
         shift = t.bit_width
-        for off, w, ft in header_leaves(t):
+        for off, w, ft in leaves:
             shift -= w
             target = slot(lv.base, off)
             expr = f"({v} >> {shift}) & {(1 << w) - 1}" if shift else f"{v} & {(1 << w) - 1}"
@@ -1180,6 +1189,93 @@ class ExternMixin:
         self.w(f"{slot(lv.base)} = 1")
         self.w(f"s[0] = {end}")
         self.stack_advance(node)
+
+    def struct_id(self: CodeGen, units: list[ByteUnit]) -> int:
+        fmt = ">" + "".join(code for u in units for code, _ in u.codes)
+        return self.struct_formats.setdefault(fmt, len(self.struct_formats))
+
+    def extract_units(self: CodeGen, base: Any, units: list[ByteUnit], c: str) -> None:
+        """One ``struct.unpack_from`` for the header, then the fields that
+        share a unit split off it with small shifts (about 2.5x faster
+        than slicing one wide integer for an IPv4 header)."""
+        k = self.struct_id(units)
+        names: list[str] = []
+        joins: list[str] = []
+        splits: list[tuple[str, ByteUnit]] = []
+        for unit in units:
+            if len(unit.leaves) == 1 and len(unit.codes) == 1 and unit.plain:
+                names.append(slot(base, unit.leaves[0][0]))
+                continue
+            parts = [self.fresh("u") for _ in unit.codes]
+            names.extend(parts)
+            value = parts[0]
+            if len(parts) > 1:
+                joined = parts[0]
+                for part, (_, bits) in zip(parts[1:], unit.codes[1:]):
+                    joined = f"({joined} << {bits} | {part})"
+                value = self.fresh("u")
+                joins.append(f"{value} = {joined}")
+            splits.append((value, unit))
+        target = ", ".join(names) + ("," if len(names) == 1 else "")
+        self.w(f"{target} = SU{k}(b, {c})")
+        for line in joins:
+            self.w(line)
+        for value, unit in splits:
+            shift = unit.bits
+            for off, w, ft in unit.leaves:
+                shift -= w
+                if w == 0:
+                    expr = "0"
+                elif len(unit.leaves) == 1:
+                    expr = value
+                elif shift == 0:
+                    expr = f"{value} & {(1 << w) - 1}"
+                elif shift + w == unit.bits:
+                    expr = f"{value} >> {shift}"
+                else:
+                    expr = f"({value} >> {shift}) & {(1 << w) - 1}"
+                if isinstance(ft, BitT) and ft.signed:
+                    expr = f"to_signed({expr}, {w})"
+                elif isinstance(ft, BoolT):
+                    expr = f"bool({expr})"
+                self.w(f"{slot(base, off)} = {expr}")
+
+    def emit_units(self: CodeGen, parts: list[str], units: list[ByteUnit]) -> None:
+        """A valid header's bytes in one ``struct.pack``: a unit's fields
+        joined by small shifts, a unit wider than one format letter split
+        into several."""
+        k = self.struct_id(units)
+        args: list[str] = []
+        for unit in units:
+            value = ""
+            for off, w, sft in unit.leaves:
+                p = parts[off]
+                if w == 0:
+                    continue
+                if isinstance(sft, BitT) and sft.signed:
+                    p = f"({p} & {sft.mask})"
+                elif isinstance(sft, BoolT):
+                    p = f"(1 if {p} else 0)"
+                value = p if not value else f"({value} << {w} | {p})"
+            if not value:
+                value = "0"
+            if len(unit.codes) == 1:
+                args.append(value)
+                continue
+            if not _is_name(value):
+                tmp = self.fresh("u")
+                self.w(f"{tmp} = {value}")
+                value = tmp
+            rest = unit.bits
+            for _, bits in unit.codes:
+                rest -= bits
+                if rest == 0:
+                    args.append(f"{value} & {(1 << bits) - 1}")
+                elif rest + bits == unit.bits:
+                    args.append(f"{value} >> {rest}")
+                else:
+                    args.append(f"({value} >> {rest}) & {(1 << bits) - 1}")
+        self.w(f"OUT.append(SP{k}({', '.join(args)}))")
 
     def stack_advance(self: CodeGen, node: ast.Node) -> None:
         """``extract(hs.next)`` also advances the stack's nextIndex."""
@@ -1266,8 +1362,14 @@ class ExternMixin:
                 return
             if st.bit_width % 8:
                 raise self.unsupported(node, f"emitting header {st.name} of {st.bit_width} bits")
+            leaves = header_leaves(st)
+            units = byte_units(leaves)
+            if units:
+                with self.w.block(f"if {parts[0]}"):
+                    self.emit_units(parts, units)
+                return
             acc = ""
-            for off, w, sft in header_leaves(st):
+            for off, w, sft in leaves:
                 p = parts[off]
                 if isinstance(sft, BitT) and sft.signed:
                     p = f"({p} & {sft.mask})"
@@ -1290,6 +1392,8 @@ class ExternMixin:
             chunks = [parts[1 + i * es:1 + (i + 1) * es] for i in range(st.size)]
             guard = _any_valid_guard([c[0] for c in chunks]) if isinstance(
                 strip(st.elem), HeaderT) else None
+            if guard is not None:
+                self.zero_lists.add(len(chunks))
             if guard is None:
                 for chunk in chunks:
                     self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
@@ -1385,12 +1489,59 @@ def _unpack_bits(t: Type, v: str, end: int, parts: list[str]) -> int:
     return end
 
 
+_STRUCT_CODES = ((8, "Q"), (4, "I"), (2, "H"), (1, "B"))
+
+
+@dataclass(frozen=True)
+class ByteUnit:
+    """Header fields that together end on a byte boundary, read or written
+    as ``codes`` (struct format letters with their widths in bits)."""
+
+    leaves: list[tuple[int, int, Type]]
+    bits: int
+    codes: list[tuple[str, int]]
+    plain: bool
+    """One unsigned field: the struct value is the field's value."""
+
+
+def byte_units(leaves: list[tuple[int, int, Type]]) -> list[ByteUnit] | None:
+    """A header's fields grouped at byte boundaries for ``struct``, or None
+    (a field that does not end on one at the header's end, or no fields)."""
+    units: list[ByteUnit] = []
+    group: list[tuple[int, int, Type]] = []
+    bits = 0
+    for leaf in leaves:
+        group.append(leaf)
+        bits += leaf[1]
+        if bits and bits % 8 == 0:
+            nbytes, codes = bits // 8, []
+            while nbytes:
+                size, code = next((n, c) for n, c in _STRUCT_CODES if n <= nbytes)
+                codes.append((code, size * 8))
+                nbytes -= size
+            ft = strip(group[0][2])
+            plain = len(group) == 1 and isinstance(ft, BitT) and not ft.signed
+            units.append(ByteUnit(group, bits, codes, plain))
+            group, bits = [], 0
+    if group or not units:
+        return None
+    return units
+
+
 _SLOT = re.compile(r"^(\w+)\[(\d+)\]$")
+_NAME = re.compile(r"^(\w+)(\[\d+\])?$")
+
+
+def _is_name(code: str) -> bool:
+    """A variable or a slot: cheap to read twice."""
+    return bool(_NAME.match(code))
 
 
 def _any_valid_guard(valid: list[str]) -> str | None:
-    """``any(s[a:b:k])`` when the stack's validity slots are one array at a
-    constant stride (worth it from four elements on), else None."""
+    """``s[a:b:k] != Zn`` when the stack's validity slots are one array at a
+    constant stride (worth it from four elements on), else None. ``Zn`` is
+    a list of n zeros: list comparison checks identity first, so an empty
+    stack costs a slice and a C loop, twice as fast as ``any``."""
     if len(valid) < 4:
         return None
     found = [_SLOT.match(v) for v in valid]
@@ -1400,7 +1551,7 @@ def _any_valid_guard(valid: list[str]) -> str | None:
     stride = idx[1] - idx[0]
     if stride <= 0 or any(b - a != stride for a, b in zip(idx, idx[1:])):
         return None
-    return f"any({found[0].group(1)}[{idx[0]}:{idx[-1] + 1}:{stride}])"
+    return f"{found[0].group(1)}[{idx[0]}:{idx[-1] + 1}:{stride}] != Z{len(idx)}"
 
 
 def header_leaves(t: Type, base: int = 0) -> list[tuple[int, int, Type]]:

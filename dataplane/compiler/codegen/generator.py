@@ -162,6 +162,10 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self.value_sets: list[Any] = []
         # Extern functions the program declares itself, bound to plugins.
         self.user_functions: dict[str, int] = {}
+        # struct formats of whole-header extracts and emits, and lengths of
+        # all-zero lists for stack guards: one closure constant each.
+        self.struct_formats: dict[str, int] = {}
+        self.zero_lists: set[int] = set()
         # The extern instances each generated block was applied with.
         self._block_instances: dict[Any, dict[str, Any]] = {}
         self._type_cache: dict[int, Type] = {}
@@ -652,6 +656,11 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         lines.append("    LOG = X.log")
         lines.append("    NOW = X.now")
         lines.append("    OUT = X.out")
+        for fmt, k in self.struct_formats.items():
+            lines.append(f"    SU{k} = Struct({fmt!r}).unpack_from")
+            lines.append(f"    SP{k} = Struct({fmt!r}).pack")
+        for n in sorted(self.zero_lists):
+            lines.append(f"    Z{n} = [0] * {n}")
         for w in self.funcs:
             lines.extend(w.lines)
         blocks = ", ".join(f"{k!r}: {v}" for k, v in self.blocks.items())
