@@ -5,8 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Debian packages the project uses: venv and headers for the Python that makes
 # .venv; cpp, the C preprocessor the P4 front end runs on #include/#define;
-# and for the live targets redis-server, mininet (mnexec), iproute2, tcpdump.
-APT_PACKAGES := python3-venv python3-dev cpp redis-server influxdb mininet iproute2 tcpdump
+# for the live targets redis-server, mininet (mnexec), iproute2, tcpdump; and
+# valgrind, whose callgrind counts instructions for `intbed bench sim --instructions`.
+APT_PACKAGES := python3-venv python3-dev cpp redis-server influxdb mininet iproute2 tcpdump valgrind
 
 .PHONY: install test lint layers bench run-experiment test-bmv2 fuzz lab
 

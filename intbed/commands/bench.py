@@ -39,12 +39,26 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
               help="Fat-tree arity of the scale benchmark.")
 @click.option("--profile", type=click.Choice(["fabric", "gpint"]), default=None,
               help="Run one case under cProfile and show where the time goes.")
-def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None) -> None:
+@click.option("--instructions", type=click.Choice(["fabric", "gpint", "all"]), default=None,
+              help="Count the instructions per packet-hop of a case under callgrind (exact and "
+                   "repeatable, unlike wall time on a shared machine; needs valgrind). "
+                   "--seconds defaults to 2 (fabric) and 0.2 (gpint) here.")
+@click.option("--against", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=None,
+              help="With --instructions: another intbed checkout (an older release) measured "
+                   "the same way; prints the ratio.")
+def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None,
+              instructions: str | None, against: Path | None) -> None:
     """Simulated seconds per wall second (INT-label fabric, GPINT at 100
     switches and 14,000 packets/s), and a fat-tree's time and memory."""
     from rich.console import Console
 
     console = Console()
+    if against is not None and instructions is None:
+        raise click.UsageError("--against compares instruction counts: add --instructions")
+    if instructions is not None:
+        _instructions(console, as_json, instructions, seconds, against)
+        return
     if profile is not None:
         from benchmarks.sim import profile_case
 
@@ -77,6 +91,29 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None) -> Non
     console.print(f"{t['topology']} ({t['switches']} switches, {t['hosts']} hosts), 100 pps per "
                   f"host for {t['simulated_s']} simulated s: {t['wall_s']} s wall "
                   f"({t['wall_s_with_build']} s with building), peak RSS {t['peak_rss_mb']} MB")
+
+
+def _instructions(console: Any, as_json: bool, which: str, seconds: float,
+                  against: Path | None) -> None:
+    from benchmarks.instructions import CASES, check_checkout, compare
+
+    ctx = click.get_current_context()
+    given = ctx.get_parameter_source("seconds") is not click.core.ParameterSource.DEFAULT
+    cases = list(CASES) if which == "all" else [which]
+    if against is not None:
+        against = check_checkout(against)
+    report = compare(cases, seconds if given else None, against)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    for case, row in report.items():
+        this = row["this"]
+        console.print(f"{case}: {this['instructions_per_hop']:,} instructions per packet-hop "
+                      f"({this['packet_hops']:,} hops in {this['simulated_s']} simulated s)")
+        if "against" in row:
+            old = row["against"]
+            console.print(f"  {old['checkout']}: {old['instructions_per_hop']:,} per hop; "
+                          f"this checkout does {row['speedup']}x less work per hop")
 
 
 @bench.command("prep")

@@ -1,0 +1,122 @@
+"""Instructions per packet-hop of a sim case, counted by callgrind.
+
+Wall-clock rates on a shared machine swing by a third from one run to the
+next, more than most speed-ups are worth. The number of instructions the
+CPU executes for the simulation is exact and, with a fixed hash seed,
+identical run after run, so two versions are compared by it: this one and
+``against``, another checkout of intbed (an older release, say), each run
+in a fresh process under ``valgrind --tool=callgrind`` with counting
+switched on only around the simulated run (not start-up or compilation).
+
+The worker patches the benchmark module's clock: ``bench_fabric`` and
+``bench_gpint`` read ``time.perf_counter()`` exactly twice, right before and
+after the run, in every release that has them, so the same worker measures
+old and new code alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from common.errors import IntbedError
+from common.paths import PACKAGE_ROOT
+
+CASES = ("fabric", "gpint")
+DEFAULT_SECONDS = {"fabric": 2.0, "gpint": 0.2}
+"""Simulated seconds: enough packets for a stable per-hop figure (callgrind
+runs some 50 times slower than the CPU)."""
+
+_WORKER = """
+import json, os, subprocess, sys, time
+import benchmarks.sim as bench
+
+class _Toggle:
+    calls = 0
+
+    @staticmethod
+    def perf_counter():
+        _Toggle.calls += 1
+        state = "on" if _Toggle.calls == 1 else "off"
+        subprocess.run(["callgrind_control", "-i", state, str(os.getpid())],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        return time.perf_counter()
+
+bench.time = _Toggle
+case, seconds = sys.argv[1], float(sys.argv[2])
+if case == "fabric":
+    report = bench.bench_fabric(seconds)
+else:
+    report = bench.bench_gpint(duration_s=seconds)
+print("INTBED-HOPS", json.dumps({"packet_hops": report["packet_hops"],
+                                 "events": report["events"]}))
+"""
+
+_COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+
+
+def valgrind_missing() -> str | None:
+    """Why instructions cannot be counted here, or None."""
+    for tool in ("valgrind", "callgrind_control"):
+        if shutil.which(tool) is None:
+            return (f"counting instructions needs {tool} (Debian: apt-get install valgrind); "
+                    "wall-clock figures need nothing: intbed bench sim")
+    return None
+
+
+def check_checkout(path: Path) -> Path:
+    """``path`` if it is an intbed checkout whose sim benchmark can be run."""
+    if not (path / "benchmarks" / "sim.py").is_file():
+        raise IntbedError(f"{path}: not an intbed checkout (no benchmarks/sim.py); give the "
+                          "top directory of another clone, e.g. one made with "
+                          "git worktree add /tmp/old COMMIT")
+    return path.resolve()
+
+
+def count(case: str, seconds: float, checkout: Path | None = None) -> dict[str, Any]:
+    """Instructions of one simulated run of ``case``, in a fresh process."""
+    if case not in CASES:
+        raise IntbedError(f"unknown case {case!r}; one of {', '.join(CASES)}")
+    problem = valgrind_missing()
+    if problem is not None:
+        raise IntbedError(problem)
+    root = checkout if checkout is not None else PACKAGE_ROOT
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(root))
+    argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+            "--callgrind-out-file=/dev/null", sys.executable, "-c", _WORKER, case, str(seconds)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root, check=False)
+    hops_line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("INTBED-HOPS ")), None)
+    found = _COLLECTED.search(proc.stderr)
+    if proc.returncode != 0 or hops_line is None or found is None:
+        tail = " | ".join(ln for ln in proc.stderr.strip().splitlines()[-4:])
+        raise IntbedError(f"the {case} case under callgrind failed (exit {proc.returncode}) "
+                          f"in {root}: {tail}")
+    hops = json.loads(hops_line.split(" ", 1)[1])
+    instructions = int(found.group(1))
+    return {"case": case, "checkout": str(root), "simulated_s": seconds,
+            "packet_hops": hops["packet_hops"], "events": hops["events"],
+            "instructions": instructions,
+            "instructions_per_hop": round(instructions / max(1, hops["packet_hops"]))}
+
+
+def compare(cases: list[str], seconds: float | None,
+            against: Path | None) -> dict[str, Any]:
+    """Each case in this checkout and, with ``against``, in that one too,
+    with the ratio of instructions per packet-hop (above 1: this one does
+    less work per hop)."""
+    out: dict[str, Any] = {}
+    for case in cases:
+        secs = seconds if seconds is not None else DEFAULT_SECONDS[case]
+        row: dict[str, Any] = {"this": count(case, secs)}
+        if against is not None:
+            row["against"] = count(case, secs, against)
+            row["speedup"] = round(row["against"]["instructions_per_hop"]
+                                   / row["this"]["instructions_per_hop"], 3)
+        out[case] = row
+    return out

@@ -1,0 +1,34 @@
+"""``intbed bench sim --instructions``: callgrind's count of a simulated run
+is exact, so the same code counted twice gives the same number and a
+checkout compared with itself gives a ratio of exactly 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.instructions import check_checkout, compare, valgrind_missing
+from common.errors import IntbedError
+from common.paths import PACKAGE_ROOT
+
+needs_valgrind = pytest.mark.skipif(valgrind_missing() is not None,
+                                    reason=str(valgrind_missing()))
+
+
+@needs_valgrind
+def test_a_checkout_against_itself_counts_the_same_instructions() -> None:
+    report = compare(["fabric"], 0.3, PACKAGE_ROOT)["fabric"]
+    this, other = report["this"], report["against"]
+    assert this["packet_hops"] == other["packet_hops"] > 1000
+    assert this["instructions"] == other["instructions"]
+    assert report["speedup"] == 1.0
+    # A packet-hop through Python costs tens of thousands of instructions,
+    # not a handful (counting off) nor millions (start-up counted).
+    assert 20_000 < this["instructions_per_hop"] < 1_000_000
+
+
+def test_against_must_be_a_checkout(tmp_path: Path) -> None:
+    with pytest.raises(IntbedError, match="not an intbed checkout"):
+        check_checkout(tmp_path)
+    assert check_checkout(PACKAGE_ROOT) == PACKAGE_ROOT.resolve()
