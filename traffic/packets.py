@@ -41,6 +41,9 @@ PROTO_NAMES = {17: "udp", 6: "tcp"}
 # Flags of a data segment of an established stream (PSH|ACK); Scapy's own
 # default (SYN) would make every packet a connection attempt.
 TCP_DATA_FLAGS = "PA"
+TCP_FLAG_BITS = 0x18  # the same flags as bits: PSH 0x08 | ACK 0x10
+TCP_WINDOW = 8192  # Scapy's default window
+ETHERTYPE_IPV4 = 0x0800
 # IPv4 total length is a 16-bit field.
 MAX_IP_LEN = 0xFFFF
 
@@ -48,6 +51,9 @@ _H = struct.Struct("!H")
 _Q = struct.Struct("!Q")
 _I = struct.Struct("!I")
 _HH = struct.Struct("!HH")
+_IPV4 = struct.Struct("!BBHHHBBH4s4s")
+_UDP = struct.Struct("!HHHH")
+_TCP = struct.Struct("!HHIIBBHHH")
 
 
 class HostAddr(Protocol):
@@ -198,12 +204,22 @@ def scapy_packet(
 
 
 @lru_cache(maxsize=256)
-def _prototype(proto: str, payload_size: int, dscp: int, ttl: int, udp_checksum: bool) -> bytes:
-    """A Scapy-built frame of one packet shape; flows differ only in fields
-    ``PacketFactory`` patches (addresses, ports, id, payload seq, checksums)."""
-    flow = FlowSpec("00:00:00:00:00:01", "00:00:00:00:00:02", "10.0.0.1", "10.0.0.2", proto,
-                    0, 0, payload_size, dscp=dscp, ttl=ttl, udp_checksum=udp_checksum)
-    return bytes(scapy_packet(flow, 0, 0, 0))
+def _prototype(proto: str, payload_size: int, dscp: int, ttl: int) -> bytes:
+    """The constant bytes of one packet shape, as Scapy declares it in
+    ``scapy_packet`` (Ethernet II, IPv4 without options and its default
+    flags, UDP, or TCP with Scapy's default window and no options); what
+    differs per flow or packet (addresses, ports, id, payload seq,
+    checksums) ``PacketFactory`` patches. Written with struct so a sim run
+    does not load Scapy (some 20 MB); tests compare the result with Scapy's."""
+    l4_len = (TCP_LEN if proto == "tcp" else UDP_LEN) + payload_size
+    ether = bytes(12) + _H.pack(ETHERTYPE_IPV4)
+    ip = _IPV4.pack(0x45, dscp << 2, IPV4_LEN + l4_len, 0, 0, ttl, PROTO_NUMBERS[proto], 0,
+                    bytes(4), bytes(4))
+    if proto == "tcp":
+        l4 = _TCP.pack(0, 0, 0, 0, (TCP_LEN // 4) << 4, TCP_FLAG_BITS, TCP_WINDOW, 0, 0)
+    else:
+        l4 = _UDP.pack(0, 0, l4_len, 0)
+    return ether + ip + l4 + payload_bytes(payload_size, 0)
 
 
 class PacketFactory:
@@ -227,10 +243,9 @@ class PacketFactory:
     def __init__(self, flow: FlowSpec) -> None:
         self.flow = flow
         self.key = flow.key
-        template = bytearray(_prototype(flow.proto, flow.payload_size, flow.dscp, flow.ttl,
-                                        flow.udp_checksum))
-        # Scapy builds one frame per packet shape; addresses are written here
-        # (checksums are recomputed below from the patched bytes).
+        template = bytearray(_prototype(flow.proto, flow.payload_size, flow.dscp, flow.ttl))
+        # One frame per packet shape; addresses are written here (checksums
+        # are recomputed below from the patched bytes).
         template[0:6] = bytes.fromhex(flow.dst_mac.replace(":", ""))
         template[6:12] = bytes.fromhex(flow.src_mac.replace(":", ""))
         template[ETH_LEN + 12 : ETH_LEN + 16] = ipaddress.IPv4Address(flow.src_ip).packed

@@ -642,7 +642,14 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
     # --------------------------------------------------------------- output
 
     def source(self) -> str:
-        lines = ["def make(X):"]
+        # Formats and zero lists are the program's, not a switch's: made
+        # once here and shared by every switch that runs it.
+        lines = []
+        for fmt, k in self.struct_formats.items():
+            lines.append(f"_S{k} = Struct({fmt!r})")
+        for n in sorted(self.zero_lists):
+            lines.append(f"_Z{n} = [0] * {n}")
+        lines.append("def make(X):")
         for i in range(len(self.tables)):
             lines.append(f"    T{i} = X.tables[{i}]")
         for i in range(len(self.externs)):
@@ -656,11 +663,11 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         lines.append("    LOG = X.log")
         lines.append("    NOW = X.now")
         lines.append("    OUT = X.out")
-        for fmt, k in self.struct_formats.items():
-            lines.append(f"    SU{k} = Struct({fmt!r}).unpack_from")
-            lines.append(f"    SP{k} = Struct({fmt!r}).pack")
+        for k in self.struct_formats.values():
+            lines.append(f"    SU{k} = _S{k}.unpack_from")
+            lines.append(f"    SP{k} = _S{k}.pack")
         for n in sorted(self.zero_lists):
-            lines.append(f"    Z{n} = [0] * {n}")
+            lines.append(f"    Z{n} = _Z{n}")
         for w in self.funcs:
             lines.extend(w.lines)
         blocks = ", ".join(f"{k!r}: {v}" for k, v in self.blocks.items())
