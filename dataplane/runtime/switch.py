@@ -356,7 +356,7 @@ class Switch:
 
         def ingress(port: int, data: bytes, instance_type: int = NORMAL,
                     preserved: tuple[list[Any], int] | None = None
-                    ) -> tuple[list[EgressJob], list[tuple]]:
+                    ) -> tuple[list[EgressJob], Sequence[tuple]]:
             stats["ingress"] += 1
             length = len(data)
             s = template.copy()
@@ -379,12 +379,11 @@ class Switch:
             except ExitPipeline:
                 pass
             jobs: list[EgressJob] = []
-            again: list[tuple] = []
+            again: tuple = ()  # a shared empty tuple: most packets come back to no one
             if s[CLONE]:
                 ingress_clone(s, port, data, jobs)
             if s[RESUB]:
-                again.append((port, data, RESUBMITTED, (s, s[RESUB])))
-                return jobs, again
+                return jobs, [(port, data, RESUBMITTED, (s, s[RESUB]))]
             if i_mcast >= 0 and s[i_mcast]:
                 s[i_type] = REPLICATION
                 for rid, p in replicate(s[i_mcast]):
@@ -403,7 +402,7 @@ class Switch:
 
         def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
                    deq_timedelta: int = 0, deq_qdepth: int = 0) -> tuple[
-                       list[tuple[int, bytes]], list[EgressJob], list[tuple]]:
+                       Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:
             stats["egress"] += 1
             s = job.state
             s[i_eport] = job.port
@@ -422,7 +421,7 @@ class Switch:
                 egress_c(s)
             except ExitPipeline:
                 pass
-            clones: list[EgressJob] = []
+            clones: list[EgressJob] | tuple = ()
             if s[CLONE]:
                 mport = mirror.get(s[CLONE] - 1)
                 if mport is not None:
@@ -436,10 +435,10 @@ class Switch:
                     out.clear()
                     deparser(c)
                     length = sum(map(len, out)) + len(job.payload)
-                    clones.append(EgressJob(mport, c, job.payload, length))
+                    clones = [EgressJob(mport, c, job.payload, length)]
             if s[i_spec] == DROP_PORT:
                 stats["dropped"] += 1
-                return [], clones, []
+                return (), clones, ()
             s[PAYLOAD] = job.payload
             try:
                 compute(s)
@@ -452,8 +451,8 @@ class Switch:
             if s[TRUNC] and len(packet) >= s[TRUNC]:
                 packet = packet[:s[TRUNC] - 1]
             if s[RECIRC]:
-                return [], clones, [(job.port, packet, RECIRCULATED, (s, s[RECIRC]))]
-            return [(job.port, packet)], clones, []
+                return (), clones, [(job.port, packet, RECIRCULATED, (s, s[RECIRC]))]
+            return ((job.port, packet),), clones, ()
 
         self.ingress = ingress
         self.egress = egress
@@ -466,7 +465,7 @@ class Switch:
         if not again and len(jobs) == 1:
             out, clones, recirc = self.egress(jobs[0])
             if not clones and not recirc:
-                return out
+                return list(out)
             work: deque[Any] = deque(clones)
             work.extend(recirc)
             emitted = list(out)
