@@ -21,6 +21,8 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +49,11 @@ def random_server_traffic(net: Any, senders: list[str], rate_bps: float, size: i
     return receivers
 
 
-def bench_fabric(duration_s: float = 10.0, seed: int = 0) -> dict[str, Any]:
+def bench_fabric(duration_s: float = 10.0, seed: int = 0,
+                 around: Callable[[], AbstractContextManager[Any]] = nullcontext
+                 ) -> dict[str, Any]:
+    """``around`` wraps the simulated run alone (a profiler, say): not the
+    imports, the P4 compilation or building the network."""
     from orchestration.sim import build
     from topologies.generators import build_topology
 
@@ -55,9 +61,10 @@ def bench_fabric(duration_s: float = 10.0, seed: int = 0) -> dict[str, Any]:
     net = build(topo, "l3_forward", seed=seed)
     hosts = list(topo.hosts)
     receivers = random_server_traffic(net, [hosts[0], hosts[-1]], 5e6, 1000, duration_s, seed)
-    t0 = time.perf_counter()
-    net.run(duration_s + 0.1)
-    wall = time.perf_counter() - t0
+    with around():
+        t0 = time.perf_counter()
+        net.run(duration_s + 0.1)
+        wall = time.perf_counter() - t0
     hops = sum(sw.engine.stats["ingress"] for sw in net.switches.values())
     delivered = sum(len(rx.records()) for rx in receivers)
     return {
@@ -69,7 +76,8 @@ def bench_fabric(duration_s: float = 10.0, seed: int = 0) -> dict[str, Any]:
 
 
 def bench_gpint(n: int = 100, load_pps: float = 14_000.0, duration_s: float = 10.0,
-                seed: int = 0) -> dict[str, Any]:
+                seed: int = 0, around: Callable[[], AbstractContextManager[Any]] = nullcontext
+                ) -> dict[str, Any]:
     from orchestration.network import open_network
     from orchestration.systems.gpint import (
         PROGRAM,
@@ -87,9 +95,10 @@ def bench_gpint(n: int = 100, load_pps: float = 14_000.0, duration_s: float = 10
         configure_switches(net, cfg)
         background(net, cfg)
         net.start_traffic()
-        t0 = time.perf_counter()
-        net.run_traffic(duration_s, 0.1)
-        wall = time.perf_counter() - t0
+        with around():
+            t0 = time.perf_counter()
+            net.run_traffic(duration_s, 0.1)
+            wall = time.perf_counter() - t0
         counters = net.finish()
         hops = sum(sw.engine.stats["ingress"] for sw in net.switches.values())  # type: ignore[attr-defined]
     return {
@@ -106,16 +115,24 @@ CASES = {"fabric": bench_fabric, "gpint": bench_gpint}
 
 
 def profile_case(case: str, duration_s: float, top: int = 25) -> dict[str, Any]:
-    """One case under cProfile: the functions with the most time of their
-    own, and that time summed by part (pipeline code generated from P4,
-    engine, traffic manager and wires, event loop, traffic, other)."""
+    """One case's simulated run (not its start-up) under cProfile: the
+    functions with the most time of their own, and that time summed by part
+    (pipeline code generated from P4, engine, traffic manager and wires,
+    event loop, traffic, other)."""
     import cProfile
     import pstats
 
     prof = cProfile.Profile()
-    prof.enable()
-    report = CASES[case](duration_s=duration_s)
-    prof.disable()
+
+    @contextmanager
+    def profiled() -> Iterator[None]:
+        prof.enable()
+        try:
+            yield
+        finally:
+            prof.disable()
+
+    report = CASES[case](duration_s=duration_s, around=profiled)
     stats = pstats.Stats(prof)
     rows = []
     parts: dict[str, float] = {}
