@@ -184,6 +184,7 @@ class LiveNetwork:
         self.prepared: Prepared | None = None
         self.net: Any = None
         self.switches: dict[str, LiveSwitch] = {}
+        self._ports_given: set[int] = set()
         self.clients: dict[str, Any] = {}
         self.collector_ifaces: dict[str, str] = {}  # switch -> collector-side interface
         self.limitations: list[str] = []
@@ -360,7 +361,9 @@ class LiveNetwork:
             for node, port in ((link.a, link.a_port), (link.b, link.b_port)):
                 if node in topo.switches:
                     iface = _iface_name(node, topo.switches[node].device_id, port)
-                    self.switches.setdefault(node, self._switch_record(node)).ports[port] = iface
+                    if node not in self.switches:
+                        self.switches[node] = self._switch_record(node)
+                    self.switches[node].ports[port] = iface
                     self._root_ifaces.append(iface)
                     ends.append((node, port, iface, None))
                 else:
@@ -379,7 +382,8 @@ class LiveNetwork:
             else:
                 net.addLink(n1, n2, **kw)
         for name in topo.switches:
-            self.switches.setdefault(name, self._switch_record(name))
+            if name not in self.switches:
+                self.switches[name] = self._switch_record(name)
         if self.with_collector:
             ordered = sorted(topo.switches, key=lambda n: topo.switches[n].device_id)
             for i, name in enumerate(ordered):
@@ -402,8 +406,19 @@ class LiveNetwork:
     def _switch_record(self, name: str) -> LiveSwitch:
         spec = self.topo.switches[name]
         logs = self.run_dir / "switches"
-        return LiveSwitch(name, spec.device_id, {}, f"127.0.0.1:{free_port()}", free_port(),
-                          logs / f"{name}.log", logs / f"{name}.out")
+        return LiveSwitch(name, spec.device_id, {}, f"127.0.0.1:{self._distinct_port()}",
+                          self._distinct_port(), logs / f"{name}.log", logs / f"{name}.out")
+
+    def _distinct_port(self) -> int:
+        """A free port no other switch of this network was given. The kernel
+        may hand the same free port out twice in a row; two switches on one
+        gRPC port would make one fail to listen while its client reaches the
+        other ("unknown device id")."""
+        while True:
+            port = free_port()
+            if port not in self._ports_given:
+                self._ports_given.add(port)
+                return port
 
     def _configure_hosts(self, host_ifaces: Mapping[str, str]) -> None:
         hosts = self.topo.hosts
