@@ -40,8 +40,8 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
 @click.option("--profile", type=click.Choice(["fabric", "gpint"]), default=None,
               help="Run one case under cProfile and show where the time goes.")
 @click.option("--instructions", type=click.Choice(["fabric", "gpint", "all"]), default=None,
-              help="Count the instructions per packet-hop of a case under callgrind (exact and "
-                   "repeatable, unlike wall time on a shared machine; needs valgrind). "
+              help="Count the instructions per packet-hop of a case under callgrind (repeatable "
+                   "to 0.001%, unlike wall time on a shared machine; needs valgrind). "
                    "--seconds defaults to 2 (fabric) and 0.2 (gpint) here.")
 @click.option("--against", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None,

@@ -1,6 +1,8 @@
 """``intbed bench sim --instructions``: callgrind's count of a simulated run
-is exact, so the same code counted twice gives the same number and a
-checkout compared with itself gives a ratio of exactly 1."""
+repeats, so the same code counted twice gives the same number to a few
+parts in a million (callgrind notices the switches that start and stop
+counting by polling, some thousand instructions early or late) and a
+checkout compared with itself gives a ratio of 1."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def test_a_checkout_against_itself_counts_the_same_instructions() -> None:
     report = compare(["fabric"], 0.3, PACKAGE_ROOT)["fabric"]
     this, other = report["this"], report["against"]
     assert this["packet_hops"] == other["packet_hops"] > 1000
-    assert this["instructions"] == other["instructions"]
+    assert abs(this["instructions"] - other["instructions"]) <= 1e-4 * this["instructions"]
     assert report["speedup"] == 1.0
     # A packet-hop through Python costs tens of thousands of instructions,
     # not a handful (counting off) nor millions (start-up counted).
