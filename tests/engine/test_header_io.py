@@ -9,6 +9,7 @@ against it on random packets."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -107,3 +108,28 @@ def test_a_short_packet_is_rejected_not_misread(switch: Switch) -> None:
     # from the invalid (zero) header, and the unparsed bytes follow as payload.
     out = switch.process(0, data)
     assert out == [(1, reference_output(bytes(NBYTES)) + data)]
+
+
+def test_an_empty_header_and_a_zero_width_field(tmp_path: Path) -> None:
+    src = tmp_path / "zero.p4"
+    src.write_text("""#include <core.p4>
+#include <v1model.p4>
+header e_t { }
+header h_t { bit<8> a; bit<0> z; }
+struct H { e_t e; h_t h; }
+struct M { }
+parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.e); pkt.extract(hdr.h); transition accept; }
+}
+control V(inout H hdr, inout M m) { apply { } }
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    apply { if (hdr.e.isValid()) { hdr.h.a = hdr.h.a + 1; } sm.egress_spec = 1; }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control C(inout H hdr, inout M m) { apply { } }
+control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.e); pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+""")
+    sw = Switch(compile_file(src))
+    # The empty header is valid and takes no bytes; the next one is read after it.
+    assert sw.process(0, bytes([5, 9, 9])) == [(1, bytes([6, 9, 9]))]

@@ -887,15 +887,15 @@ class ExternMixin:
         fields = [self.ev(x) for x in args[1].elems]
         if not all(f.parts is None and isinstance(strip(f.type), BitT | BoolT) for f in fields):
             return False
-        acc = ""
-        total = 0
+        values = []
         for f in fields:
             ft = strip(f.type)
             w = 1 if isinstance(ft, BoolT) else ft.width  # type: ignore[union-attr]
             code = f.code if isinstance(ft, BitT) and not ft.signed else f"({f.code} & "\
                 f"{(1 << w) - 1})"
-            acc = code if not acc else f"(({acc}) << {w} | {code})"
-            total += w
+            values.append((code, w))
+        acc = _joined(values)
+        total = sum(w for _, w in values)
         pad = (-total) % 16
         c = self.ev(args[0], BoolT())
         v = self.fresh("v")
@@ -1162,30 +1162,12 @@ class ExternMixin:
                                          "(not a whole number of bytes)")
         nbytes = t.bit_width // 8
         too_short = self.layout.error_codes.get("PacketTooShort", 1)
-        c, end, v = self.fresh("c"), self.fresh("e"), self.fresh("v")
+        c, end = self.fresh("c"), self.fresh("e")
         self.w(f"{c} = s[0]")
         self.w(f"{end} = {c} + {nbytes}")
         with self.w.block(f"if {end} > len(b)"):
             self.w(f"raise ParserReject({too_short})")
-        leaves = header_leaves(t)
-        units = byte_units(leaves)
-        if units:
-            self.extract_units(lv.base, units, c)
-            self.w(f"{slot(lv.base)} = 1")
-            self.w(f"s[0] = {end}")
-            self.stack_advance(node)
-            return
-        self.w(f"{v} = int.from_bytes(b[{c}:{end}], 'big')")
-        shift = t.bit_width
-        for off, w, ft in leaves:
-            shift -= w
-            target = slot(lv.base, off)
-            expr = f"({v} >> {shift}) & {(1 << w) - 1}" if shift else f"{v} & {(1 << w) - 1}"
-            if isinstance(ft, BitT) and ft.signed:
-                expr = f"to_signed({expr}, {w})"
-            elif isinstance(ft, BoolT):
-                expr = f"bool({expr})"
-            self.w(f"{target} = {expr}")
+        self.extract_units(lv.base, byte_units(header_leaves(t)), c)
         self.w(f"{slot(lv.base)} = 1")
         self.w(f"s[0] = {end}")
         self.stack_advance(node)
@@ -1198,7 +1180,6 @@ class ExternMixin:
         """One ``struct.unpack_from`` for the header, then the fields that
         share a unit split off it with small shifts (about 2.5x faster
         than slicing one wide integer for an IPv4 header)."""
-        k = self.struct_id(units)
         names: list[str] = []
         joins: list[str] = []
         splits: list[tuple[str, ByteUnit]] = []
@@ -1208,32 +1189,22 @@ class ExternMixin:
                 continue
             parts = [self.fresh("u") for _ in unit.codes]
             names.extend(parts)
-            value = parts[0]
+            value = _joined(list(zip(parts, (bits for _, bits in unit.codes))))
             if len(parts) > 1:
-                joined = parts[0]
-                for part, (_, bits) in zip(parts[1:], unit.codes[1:]):
-                    joined = f"({joined} << {bits} | {part})"
-                value = self.fresh("u")
-                joins.append(f"{value} = {joined}")
+                name = self.fresh("u")
+                joins.append(f"{name} = {value}")
+                value = name
             splits.append((value, unit))
-        target = ", ".join(names) + ("," if len(names) == 1 else "")
-        self.w(f"{target} = SU{k}(b, {c})")
+        if names:
+            target = ", ".join(names) + ("," if len(names) == 1 else "")
+            self.w(f"{target} = SU{self.struct_id(units)}(b, {c})")
         for line in joins:
             self.w(line)
         for value, unit in splits:
             shift = unit.bits
             for off, w, ft in unit.leaves:
                 shift -= w
-                if w == 0:
-                    expr = "0"
-                elif len(unit.leaves) == 1:
-                    expr = value
-                elif shift == 0:
-                    expr = f"{value} & {(1 << w) - 1}"
-                elif shift + w == unit.bits:
-                    expr = f"{value} >> {shift}"
-                else:
-                    expr = f"({value} >> {shift}) & {(1 << w) - 1}"
+                expr = _piece(value, unit.bits, shift, w)
                 if isinstance(ft, BitT) and ft.signed:
                     expr = f"to_signed({expr}, {w})"
                 elif isinstance(ft, BoolT):
@@ -1244,38 +1215,27 @@ class ExternMixin:
         """A valid header's bytes in one ``struct.pack``: a unit's fields
         joined by small shifts, a unit wider than one format letter split
         into several."""
-        k = self.struct_id(units)
         args: list[str] = []
         for unit in units:
-            value = ""
+            fields = []
             for off, w, sft in unit.leaves:
                 p = parts[off]
-                if w == 0:
-                    continue
                 if isinstance(sft, BitT) and sft.signed:
                     p = f"({p} & {sft.mask})"
                 elif isinstance(sft, BoolT):
                     p = f"(1 if {p} else 0)"
-                value = p if not value else f"({value} << {w} | {p})"
-            if not value:
-                value = "0"
-            if len(unit.codes) == 1:
-                args.append(value)
-                continue
-            if not _is_name(value):
+                fields.append((p, w))
+            value = _joined(fields)
+            if len(unit.codes) > 1 and not (value.isidentifier() or _SLOT.match(value)):
                 tmp = self.fresh("u")
                 self.w(f"{tmp} = {value}")
                 value = tmp
             rest = unit.bits
             for _, bits in unit.codes:
                 rest -= bits
-                if rest == 0:
-                    args.append(f"{value} & {(1 << bits) - 1}")
-                elif rest + bits == unit.bits:
-                    args.append(f"{value} >> {rest}")
-                else:
-                    args.append(f"({value} >> {rest}) & {(1 << bits) - 1}")
-        self.w(f"OUT.append(SP{k}({', '.join(args)}))")
+                args.append(_piece(value, unit.bits, rest, bits))
+        if args:
+            self.w(f"OUT.append(SP{self.struct_id(units)}({', '.join(args)}))")
 
     def stack_advance(self: CodeGen, node: ast.Node) -> None:
         """``extract(hs.next)`` also advances the stack's nextIndex."""
@@ -1362,22 +1322,8 @@ class ExternMixin:
                 return
             if st.bit_width % 8:
                 raise self.unsupported(node, f"emitting header {st.name} of {st.bit_width} bits")
-            leaves = header_leaves(st)
-            units = byte_units(leaves)
-            if units:
-                with self.w.block(f"if {parts[0]}"):
-                    self.emit_units(parts, units)
-                return
-            acc = ""
-            for off, w, sft in leaves:
-                p = parts[off]
-                if isinstance(sft, BitT) and sft.signed:
-                    p = f"({p} & {sft.mask})"
-                elif isinstance(sft, BoolT):
-                    p = f"(1 if {p} else 0)"
-                acc = p if not acc else f"(({acc}) << {w} | {p})"
             with self.w.block(f"if {parts[0]}"):
-                self.w(f"OUT.append(({acc}).to_bytes({st.bit_width // 8}, 'big'))")
+                self.emit_units(parts, byte_units(header_leaves(st)))
             return
         if isinstance(st, StructLikeT):
             for fname, ft in st.fields:
@@ -1392,12 +1338,11 @@ class ExternMixin:
             chunks = [parts[1 + i * es:1 + (i + 1) * es] for i in range(st.size)]
             guard = _any_valid_guard([c[0] for c in chunks]) if isinstance(
                 strip(st.elem), HeaderT) else None
-            if guard is not None:
-                self.zero_lists.add(len(chunks))
             if guard is None:
                 for chunk in chunks:
                     self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
                 return
+            self.zero_lists.add(len(chunks))
             # One C-level scan of the validity slots skips a stack no packet
             # filled (a long probe stack on every plain packet).
             with self.w.block(f"if {guard}"):
@@ -1504,9 +1449,10 @@ class ByteUnit:
     """One unsigned field: the struct value is the field's value."""
 
 
-def byte_units(leaves: list[tuple[int, int, Type]]) -> list[ByteUnit] | None:
-    """A header's fields grouped at byte boundaries for ``struct``, or None
-    (a field that does not end on one at the header's end, or no fields)."""
+def byte_units(leaves: list[tuple[int, int, Type]]) -> list[ByteUnit]:
+    """A whole-byte header's fields grouped at byte boundaries for
+    ``struct``. Zero-width fields end up in the unit before them; a header
+    of no bits is one unit of no format letters."""
     units: list[ByteUnit] = []
     group: list[tuple[int, int, Type]] = []
     bits = 0
@@ -1514,27 +1460,52 @@ def byte_units(leaves: list[tuple[int, int, Type]]) -> list[ByteUnit] | None:
         group.append(leaf)
         bits += leaf[1]
         if bits and bits % 8 == 0:
-            nbytes, codes = bits // 8, []
-            while nbytes:
-                size, code = next((n, c) for n, c in _STRUCT_CODES if n <= nbytes)
-                codes.append((code, size * 8))
-                nbytes -= size
-            ft = strip(group[0][2])
-            plain = len(group) == 1 and isinstance(ft, BitT) and not ft.signed
-            units.append(ByteUnit(group, bits, codes, plain))
+            units.append(_unit(group, bits))
             group, bits = [], 0
-    if group or not units:
-        return None
+    if group:  # only zero-width fields are left (the header is whole bytes)
+        if units:
+            last = units.pop()
+            units.append(_unit(last.leaves + group, last.bits))
+        else:
+            units.append(_unit(group, 0))
     return units
 
 
+def _unit(group: list[tuple[int, int, Type]], bits: int) -> ByteUnit:
+    nbytes, codes = bits // 8, []
+    while nbytes:
+        size, code = next((n, c) for n, c in _STRUCT_CODES if n <= nbytes)
+        codes.append((code, size * 8))
+        nbytes -= size
+    ft = strip(group[0][2])
+    plain = len(group) == 1 and isinstance(ft, BitT) and not ft.signed
+    return ByteUnit(group, bits, codes, plain)
+
+
+def _joined(values: list[tuple[str, int]]) -> str:
+    """Values of the given widths, most significant first, as one integer
+    expression (zero-width values add nothing)."""
+    acc = ""
+    for code, width in values:
+        if width:
+            acc = code if not acc else f"(({acc}) << {width} | {code})"
+    return acc or "0"
+
+
+def _piece(value: str, total: int, shift: int, width: int) -> str:
+    """Bits ``shift`` to ``shift + width`` of a ``total``-bit ``value``."""
+    if width == 0:
+        return "0"
+    if width == total:
+        return value
+    if shift == 0:
+        return f"{value} & {(1 << width) - 1}"
+    if shift + width == total:
+        return f"{value} >> {shift}"
+    return f"({value} >> {shift}) & {(1 << width) - 1}"
+
+
 _SLOT = re.compile(r"^(\w+)\[(\d+)\]$")
-_NAME = re.compile(r"^(\w+)(\[\d+\])?$")
-
-
-def _is_name(code: str) -> bool:
-    """A variable or a slot: cheap to read twice."""
-    return bool(_NAME.match(code))
 
 
 def _any_valid_guard(valid: list[str]) -> str | None:
