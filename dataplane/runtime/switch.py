@@ -379,7 +379,6 @@ class Switch:
             except ExitPipeline:
                 pass
             jobs: list[EgressJob] = []
-            again: tuple = ()  # a shared empty tuple: most packets come back to no one
             if s[CLONE]:
                 ingress_clone(s, port, data, jobs)
             if s[RESUB]:
@@ -391,14 +390,14 @@ class Switch:
                     if i_rid >= 0:
                         c[i_rid] = rid
                     jobs.append(EgressJob(p, c, payload, length))
-                return jobs, again
+                return jobs, ()
             egress_spec = s[i_spec]
             if egress_spec == DROP_PORT:
                 stats["dropped"] += 1
-                return jobs, again
+                return jobs, ()
             s[i_type] = NORMAL
             jobs.append(EgressJob(egress_spec, s, payload, length))
-            return jobs, again
+            return jobs, ()  # most packets come back to no one
 
         def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
                    deq_timedelta: int = 0, deq_qdepth: int = 0) -> tuple[
