@@ -184,7 +184,6 @@ class LiveNetwork:
         self.prepared: Prepared | None = None
         self.net: Any = None
         self.switches: dict[str, LiveSwitch] = {}
-        self._ports_given: set[int] = set()
         self.clients: dict[str, Any] = {}
         self.collector_ifaces: dict[str, str] = {}  # switch -> collector-side interface
         self.limitations: list[str] = []
@@ -406,19 +405,8 @@ class LiveNetwork:
     def _switch_record(self, name: str) -> LiveSwitch:
         spec = self.topo.switches[name]
         logs = self.run_dir / "switches"
-        return LiveSwitch(name, spec.device_id, {}, f"127.0.0.1:{self._distinct_port()}",
-                          self._distinct_port(), logs / f"{name}.log", logs / f"{name}.out")
-
-    def _distinct_port(self) -> int:
-        """A free port no other switch of this network was given. The kernel
-        may hand the same free port out twice in a row; two switches on one
-        gRPC port would make one fail to listen while its client reaches the
-        other ("unknown device id")."""
-        while True:
-            port = free_port()
-            if port not in self._ports_given:
-                self._ports_given.add(port)
-                return port
+        return LiveSwitch(name, spec.device_id, {}, f"127.0.0.1:{free_port()}", free_port(),
+                          logs / f"{name}.log", logs / f"{name}.out")
 
     def _configure_hosts(self, host_ifaces: Mapping[str, str]) -> None:
         hosts = self.topo.hosts
