@@ -38,10 +38,9 @@ TCP_LEN = 20
 SEQ_BYTES = 8
 PROTO_NUMBERS = {"udp": 17, "tcp": 6}
 PROTO_NAMES = {17: "udp", 6: "tcp"}
-# Flags of a data segment of an established stream (PSH|ACK); Scapy's own
-# default (SYN) would make every packet a connection attempt.
-TCP_DATA_FLAGS = "PA"
-TCP_FLAG_BITS = 0x18  # the same flags as bits: PSH 0x08 | ACK 0x10
+# Flags of a data segment of an established stream, PSH 0x08 | ACK 0x10;
+# Scapy's own default (SYN) would make every packet a connection attempt.
+TCP_DATA_FLAGS = 0x18
 TCP_WINDOW = 8192  # Scapy's default window
 ETHERTYPE_IPV4 = 0x0800
 # IPv4 total length is a 16-bit field.
@@ -209,14 +208,15 @@ def _prototype(proto: str, payload_size: int, dscp: int, ttl: int) -> bytes:
     ``scapy_packet`` (Ethernet II, IPv4 without options and its default
     flags, UDP, or TCP with Scapy's default window and no options); what
     differs per flow or packet (addresses, ports, id, payload seq,
-    checksums) ``PacketFactory`` patches. Written with struct so a sim run
-    does not load Scapy (some 20 MB); tests compare the result with Scapy's."""
+    checksums) is zero here, and ``PacketFactory`` patches it. Written with
+    struct so a sim run does not load Scapy (some 20 MB); tests compare the
+    result with Scapy's."""
     l4_len = (TCP_LEN if proto == "tcp" else UDP_LEN) + payload_size
     ether = bytes(12) + _H.pack(ETHERTYPE_IPV4)
     ip = _IPV4.pack(0x45, dscp << 2, IPV4_LEN + l4_len, 0, 0, ttl, PROTO_NUMBERS[proto], 0,
                     bytes(4), bytes(4))
     if proto == "tcp":
-        l4 = _TCP.pack(0, 0, 0, 0, (TCP_LEN // 4) << 4, TCP_FLAG_BITS, TCP_WINDOW, 0, 0)
+        l4 = _TCP.pack(0, 0, 0, 0, (TCP_LEN // 4) << 4, TCP_DATA_FLAGS, TCP_WINDOW, 0, 0)
     else:
         l4 = _UDP.pack(0, 0, l4_len, 0)
     return ether + ip + l4 + payload_bytes(payload_size, 0)
@@ -259,12 +259,8 @@ class PacketFactory:
         self._pay_off = l4 + (TCP_LEN if tcp else UDP_LEN)
         self._udp_csum = flow.udp_checksum
         self._payload_size = flow.payload_size
-        # Zero every field that changes per packet; the bases are the sums of
-        # what stays.
-        template[ETH_LEN + 4 : ETH_LEN + 6] = b"\0\0"  # identification
-        template[ETH_LEN + 10 : ETH_LEN + 12] = b"\0\0"  # header checksum
-        template[self._csum_off : self._csum_off + 2] = b"\0\0"
-        template[self._pay_off : self._pay_off + SEQ_BYTES] = bytes(SEQ_BYTES)
+        # The fields that change per packet are zero in the prototype, so the
+        # bases are the sums of what stays.
         self._ip_base = ones_sum(bytes(template[ETH_LEN:l4]))
         seg = bytes(template[l4:])
         pseudo = (

@@ -22,7 +22,7 @@ from typing import NamedTuple, TextIO
 
 import numpy as np
 
-from traffic.packets import SEQ_BYTES, FlowKey
+from traffic.packets import ETHERTYPE_IPV4, SEQ_BYTES, FlowKey
 from traffic.sender import SentLog
 
 RECV_COLUMNS = (
@@ -37,7 +37,6 @@ RECV_COLUMNS = (
     "seq",
 )
 HASH_BYTES = 8
-ETHERTYPE_IPV4 = 0x0800
 ETHERTYPE_VLAN = 0x8100
 LATENCY_PERCENTILES = (50, 90, 99)
 
