@@ -93,17 +93,6 @@ def configure(net: Network, topo: Topology, plan: ExecutionPlan, coding: PathCod
         configure_switch(net.clients[name], writes, collector_port=COLLECTOR_PORT)
 
 
-def host_heads(topo: Topology) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """Per host: its Ethernet head toward its ToR, and its IPv4 address."""
-    eth, ip = {}, {}
-    for h, spec in topo.hosts.items():
-        tor, _ = topo.host_switch(h)
-        eth[h] = (mac_to_int(switch_mac(topo.switches[tor].device_id)).to_bytes(6, "big")
-                  + mac_to_int(spec.mac).to_bytes(6, "big") + b"\x08\x00")
-        ip[h] = ip_to_int(spec.ip).to_bytes(4, "big")
-    return eth, ip
-
-
 def udp_frame(eth: bytes, src_ip: bytes, dst_ip: bytes, ident: int, sport: int, dport: int,
               payload: bytes) -> bytes:
     """A UDP packet as a host sends it: IPv4 identification ``ident``, TTL
@@ -115,12 +104,33 @@ def udp_frame(eth: bytes, src_ip: bytes, dst_ip: bytes, ident: int, sport: int, 
     return eth + bytes(ip) + udp
 
 
+class Endpoints:
+    """Frame building for one topology: each host's Ethernet head toward its
+    ToR and its IPv4 address, worked out once rather than per packet."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.eth: dict[str, bytes] = {}
+        self.ip: dict[str, bytes] = {}
+        for h, spec in topo.hosts.items():
+            tor, _ = topo.host_switch(h)
+            self.eth[h] = (mac_to_int(switch_mac(topo.switches[tor].device_id)).to_bytes(6, "big")
+                           + mac_to_int(spec.mac).to_bytes(6, "big") + b"\x08\x00")
+            self.ip[h] = ip_to_int(spec.ip).to_bytes(4, "big")
+
+    def frame(self, src: str, dst: str, ident: int, sport: int, dport: int,
+              payload: bytes) -> bytes:
+        return udp_frame(self.eth[src], self.ip[src], self.ip[dst], ident, sport, dport, payload)
+
+    def flow_frame(self, flow: HostFlow, ident: int) -> bytes:
+        """A UDP packet of ``flow`` with IPv4 identification ``ident``
+        (payload the identification), as the source host sends it."""
+        return self.frame(flow.src, flow.dst, ident, flow.sport, flow.dport,
+                          struct.pack("!HH", ident, 0))
+
+
 def flow_frame(topo: Topology, flow: HostFlow, ident: int) -> bytes:
-    """A UDP packet of ``flow`` with IPv4 identification ``ident`` (payload
-    the identification), as the source host sends it."""
-    eth, ip = host_heads(topo)
-    return udp_frame(eth[flow.src], ip[flow.src], ip[flow.dst], ident, flow.sport, flow.dport,
-                     struct.pack("!HH", ident, 0))
+    """One packet of ``flow`` (a run sends many through one ``Endpoints``)."""
+    return Endpoints(topo).flow_frame(flow, ident)
 
 
 def transport(frame: bytes) -> tuple[int, int, int | None]:
@@ -186,10 +196,11 @@ def run_pint(net: Network, topo: Topology, *, flows: dict[HostFlow, int], coding
             net.listen(host, on_delivered)
         net.install_routes()
         configure(net, topo, plan, coding, seed, ids)
+        ends = Endpoints(topo)
         for ident in range(max(flows.values(), default=0)):
             for flow, count in flows.items():
                 if ident < count:
-                    net.send_frame(flow.src, flow_frame(topo, flow, ident))
+                    net.send_frame(flow.src, ends.flow_frame(flow, ident))
             net.run(gap_s)
             sink.feed(take())
         net.run(max(gap_s, drain_s))

@@ -57,7 +57,7 @@ from controller.pint.hpcc import HpccParams, HpccState, link_u, on_ack
 from controller.pint.p4config import configure_switch, pint_writes
 from controller.pint.values import ValueCodec
 from orchestration.network import Network
-from orchestration.systems.pint import INIT_TTL, host_heads, switch_ids, transport, udp_frame
+from orchestration.systems.pint import INIT_TTL, Endpoints, switch_ids, transport
 from topologies.model import Topology
 
 DATA_PORT = 5001
@@ -188,17 +188,6 @@ def configure_pint(net: Network, topo: Topology, seed: int, ids: dict[str, int])
         configure_switch(net.clients[name], writes)
 
 
-class _Endpoints:
-    """Frame building for one topology: Ethernet and IPv4 heads per host."""
-
-    def __init__(self, topo: Topology) -> None:
-        self.eth, self.ip = host_heads(topo)
-
-    def frame(self, src: str, dst: str, ident: int, sport: int, dport: int,
-              payload: bytes) -> bytes:
-        return udp_frame(self.eth[src], self.ip[src], self.ip[dst], ident, sport, dport, payload)
-
-
 @dataclass
 class _Udp:
     ttl: int
@@ -263,7 +252,7 @@ class HpccRun:
         if mode not in MODES:
             raise InvalidValueError(f"telemetry mode '{mode}' (modes: {', '.join(MODES)})")
         self.net, self.topo, self.mode, self.params = net, topo, mode, params
-        self.ends = _Endpoints(topo)
+        self.ends = Endpoints(topo)
         self.flows = {f.fid: f for f in flows}
         self.outcomes = {f.fid: FlowOutcome(f) for f in flows}
         self.senders: dict[int, _Sender] = {}
