@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dataplane.compiler.check import check_program
+from dataplane.compiler.codegen.externs import CopyBlockParams
 from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
 from dataplane.compiler.frontend.ast import HeaderDecl, Program
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
@@ -64,12 +65,20 @@ def _globals() -> dict[str, Any]:
     }
 
 
-def compile_program(program: Program, source: Path) -> CompiledProgram:
-    """Generate and compile code for a parsed program."""
+def compile_program(program: Program, source: Path, *,
+                    share_params: bool = True) -> CompiledProgram:
+    """Generate and compile code for a parsed program (``share_params``:
+    see ``ExternMixin.shared_params``)."""
     instantiate_direct_calls(program)
     facts = check_program(program)
-    gen = CodeGen(program, facts)
-    text = gen.generate()
+    copy_blocks: frozenset[str] = frozenset()
+    while True:
+        gen = CodeGen(program, facts, copy_blocks, share_params)
+        try:
+            text = gen.generate()
+            break
+        except CopyBlockParams as again:
+            copy_blocks |= {again.qname}
     code = compile(text, f"<p4:{source.name}>", "exec")
     namespace = _globals()
     exec(code, namespace)  # noqa: S102 - our own generated code

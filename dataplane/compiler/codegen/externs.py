@@ -51,12 +51,23 @@ from dataplane.compiler.frontend.types import (
     VoidT,
     field_bits,
     is_compound,
+    same_type,
     slots,
     strip,
 )
 
 if TYPE_CHECKING:
     from dataplane.compiler.codegen.generator import CodeGen
+
+
+class CopyBlockParams(Exception):
+    """A control generated to work on its caller's variables in place was
+    applied again with other variables: generation starts over with that
+    control's parameters copied in and out (``CodeGen.copy_blocks``)."""
+
+    def __init__(self, qname: str) -> None:
+        super().__init__(qname)
+        self.qname = qname
 
 
 
@@ -185,11 +196,17 @@ class ExternMixin:
             return Val(lv.type, code=f"(({slot(lv.base)} >> {lo}) & {(1 << (hi - lo + 1)) - 1})")
         return location(lv.type, lv.base)
 
-    def frame(self: CodeGen, params: list[ast.Param], scope: Scope) -> list[VarSym]:
+    def frame(self: CodeGen, params: list[ast.Param], scope: Scope,
+              shared: dict[str, int] | None = None) -> list[VarSym]:
+        """Storage of a callee's parameters: slots of its own, or for the
+        names in ``shared`` the caller's argument itself."""
         syms = []
         for p in params:
             t = self.resolve_type(p.type, scope)
-            sym = VarSym(t, self.alloc(t))
+            if shared and p.name in shared:
+                sym = VarSym(t, shared[p.name])
+            else:
+                sym = VarSym(t, self.alloc(t))
             scope.names[p.name] = sym
             syms.append(sym)
         return syms
@@ -264,9 +281,10 @@ class ExternMixin:
                     raise self.err(a, f"'{p.name}' is an arbitrary-precision parameter: its "
                                       "argument must be a compile-time constant")
                 instances[p.name] = ("int", v.const)
+        shared = self.shared_params(sym, bound)
         if key not in self._generated:
             scope = Scope(self.root)
-            psyms = self.frame(decl.params, scope)
+            psyms = self.frame(decl.params, scope, shared)
             bindings = dict(scope.names)
             for p, ps in zip(decl.params, psyms):
                 inst = instances[p.name]
@@ -277,15 +295,20 @@ class ExternMixin:
             fn = self.gen_block(decl, sym.qname, bindings, sym.ctor_args, sym.scope)
             self._generated[key] = (fn, psyms)  # type: ignore[assignment]
             self._block_instances[key] = instances
+            self._shared_params[key] = shared
         elif self._block_instances.get(key) != instances:
             raise self.unsupported(e, f"applying '{sym.qname}' with other extern instances "
                                       "or int constants than its first apply passed")
+        elif self._shared_params[key] != shared:
+            raise CopyBlockParams(sym.qname)
         fn, psyms = self._generated[key]  # type: ignore[misc]
         params = []
         kept_syms = []
         kept_args = []
         for p, ps, a in zip(decl.params, psyms, bound):
             if isinstance(strip(ps.type), ExternT) or isinstance(instances[p.name], tuple):
+                continue
+            if p.name in shared:
                 continue
             params.append(p)
             kept_syms.append(ps)
@@ -294,6 +317,46 @@ class ExternMixin:
             fn_call = fn
             return self.invoke(params, kept_syms, kept_args, f"(lambda s: {fn_call}(s, b))", e)
         return self.invoke(params, kept_syms, kept_args, fn, e)
+
+    def shared_params(self: CodeGen, sym: BlockInstSym,
+                      bound: list[ast.Expr | None]) -> dict[str, int]:
+        """Parameters of a control that can work on the caller's variables
+        themselves instead of copies: parameter name -> slot of the
+        argument.
+
+        A control sees nothing of its caller but its parameters, so copy-in
+        and copy-out are observable only where two arguments share storage
+        or an ``out`` parameter starts uninitialized. When every data
+        parameter is ``in`` or ``inout`` and its argument is a whole
+        variable of the parameter's type, none overlapping another, the
+        control reads and writes the arguments in place: no frame in every
+        packet's state (``store_copy.apply(hdr, meta, standard_metadata)``
+        in gpint.p4 would double it) and no copies on each apply. A block
+        applied again with other variables is generated with copies
+        (``CopyBlockParams``)."""
+        decl = sym.decl
+        if (not self.share_params or not isinstance(decl, ast.ControlDecl) or decl.type_params
+                or sym.qname in self.copy_blocks):
+            return {}
+        shared: dict[str, int] = {}
+        spans: list[tuple[int, int]] = []
+        for p, a in zip(decl.params, bound):
+            t = self.resolve_type(p.type, self.root)
+            if isinstance(strip(t), ExternT) or (not p.direction and isinstance(strip(t), IntT)):
+                continue
+            if p.direction not in ("in", "inout") or not isinstance(a, ast.Name) or a.absolute:
+                return {}
+            var = self.scope.lookup(a.name)
+            if not isinstance(var, VarSym) or not isinstance(var.base, int) or var.base < 0:
+                return {}
+            if not same_type(strip(var.type), strip(t)):
+                return {}
+            lo, hi = var.base, var.base + slots(t)
+            if any(lo < b and a0 < hi for a0, b in spans):
+                return {}
+            spans.append((lo, hi))
+            shared[p.name] = var.base
+        return shared
 
     def passed_instance(self: CodeGen, a: ast.Expr | None) -> InstanceSym | None:
         if not isinstance(a, ast.Name):
@@ -1543,8 +1606,6 @@ def header_leaves(t: Type, base: int = 0) -> list[tuple[int, int, Type]]:
 
 
 def _same_layout(a: Type, b: Type) -> bool:
-    from dataplane.compiler.frontend.types import same_type
-
     a0, b0 = strip(a), strip(b)
     if isinstance(a0, IntT) or isinstance(b0, IntT | DontCareT):
         return True

@@ -140,8 +140,16 @@ class FuncCtx:
 class CodeGen(ExprMixin, StmtMixin, ExternMixin):
     """Compiles one program. Use ``generate()`` once."""
 
-    def __init__(self, program: ast.Program, facts: Facts | None = None) -> None:
+    def __init__(self, program: ast.Program, facts: Facts | None = None,
+                 copy_blocks: frozenset[str] = frozenset(), share_params: bool = True) -> None:
         self.program = program
+        # Controls whose parameters are copied in and out even where they
+        # could share the caller's variables (``ExternMixin.shared_params``);
+        # ``share_params=False``: every control's (the reference semantics,
+        # for tests).
+        self.copy_blocks = copy_blocks
+        self.share_params = share_params
+        self._shared_params: dict[Any, dict[str, int]] = {}
         self.facts = facts if facts is not None else Facts()
         self.root = Scope()
         self.scope = self.root
