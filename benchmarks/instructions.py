@@ -3,12 +3,13 @@
 Wall-clock rates on a shared machine swing by a third from one run to the
 next, more than most speed-ups are worth. The number of instructions the
 CPU executes for the simulation is not: with a fixed hash seed it repeats
-to within about ten parts in a million (callgrind notices the on and off
-switches some thousand instructions late or early, by when it polls for
-them), so two versions are compared by it: this one and
-``against``, another checkout of intbed (an older release, say), each run
-in a fresh process under ``valgrind --tool=callgrind`` with counting
-switched on only around the simulated run (not start-up or compilation).
+to within about ten parts in a million on a quiet machine, a hundred on a
+loaded one (callgrind notices the on and off switches thousands of
+instructions late or early, by when it polls for them), so two versions
+are compared by it: this one and ``against``, another checkout of intbed
+(an older release, say), each run in a fresh process under ``valgrind
+--tool=callgrind`` with counting switched on only around the simulated run
+(not start-up or compilation).
 
 The worker patches the benchmark module's clock: ``bench_fabric`` and
 ``bench_gpint`` read ``time.perf_counter()`` exactly twice, right before and

@@ -29,6 +29,10 @@ from dataplane.runtime.support import ExitPipeline, ParserReject
 from dataplane.runtime.tables import Entry, Exact, Lpm, OptionalMatch, RangeMatch, Table, Ternary
 
 DROP_PORT = 511
+FREE_STATES = 64
+"""Finished packet states a switch keeps for reuse (programs with long
+header stacks only): enough for the packets in flight at once between a
+few ingresses and egresses, bounded so a burst does not pin memory."""
 
 # standard_metadata.instance_type values (BMv2 simple_switch).
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRCULATED, REPLICATION, RESUBMITTED = 0, 1, 2, 4, 5, 6
@@ -117,6 +121,9 @@ class Switch:
         self._tables_by_name = {t.name: t for t in self.tables}
         lay = program.layout
         self._template = lay.template
+        self._mark = lay.stack_mark
+        self._free: list[list[Any]] = []
+        self._gaps = _gaps(lay.template, lay.stack_spans)
         self._std = lay.std_fields
         self._hdr_range = (lay.headers, lay.headers + slots(lay.headers_type))  # type: ignore[arg-type]
         self._index_std()
@@ -296,6 +303,8 @@ class Switch:
         if field_list > 0:
             for i in self.program.layout.field_lists.get(field_list - 1, ()):
                 dst[i] = src[i]
+            if self._mark >= 0 and src[self._mark]:
+                dst[self._mark] = 1
 
     def _parse(self, s: list[Any], data: bytes) -> None:
         s[CUR] = 0
@@ -318,6 +327,8 @@ class Switch:
         c2 = self._template.copy()
         lo, hi = self._hdr_range
         c2[lo:hi] = c[lo:hi]
+        if self._mark >= 0:
+            c2[self._mark] = c[self._mark]
         c2[PAYLOAD] = c[PAYLOAD]
         c2[self._i_type] = INGRESS_CLONE
         c2[self._i_len] = len(data)
@@ -353,13 +364,26 @@ class Switch:
         preserve = self._preserve
         ingress_clone = self._ingress_clone
         replicate = self.replicate
+        mark, gaps, free = self._mark, self._gaps, self._free
+
+        def recycle(s: list[Any]) -> None:
+            """Keep a finished state for the next packet, reset to the
+            template: only the slots outside long stacks unless the mark
+            says the packet's code may have stored into one."""
+            if s[mark]:
+                s[:] = template
+            else:
+                for lo, hi, piece in gaps:
+                    s[lo:hi] = piece
+            if len(free) < FREE_STATES:
+                free.append(s)
 
         def ingress(port: int, data: bytes, instance_type: int = NORMAL,
                     preserved: tuple[list[Any], int] | None = None
                     ) -> tuple[list[EgressJob], Sequence[tuple]]:
             stats["ingress"] += 1
             length = len(data)
-            s = template.copy()
+            s = free.pop() if free else template.copy()
             s[i_port] = port
             s[i_len] = length
             s[i_type] = instance_type
@@ -394,6 +418,8 @@ class Switch:
             egress_spec = s[i_spec]
             if egress_spec == DROP_PORT:
                 stats["dropped"] += 1
+                if mark >= 0:
+                    recycle(s)
                 return jobs, ()
             s[i_type] = NORMAL
             jobs.append(EgressJob(egress_spec, s, payload, length))
@@ -426,6 +452,8 @@ class Switch:
                 if mport is not None:
                     c = template.copy()
                     c[hdr_lo:hdr_hi] = s[hdr_lo:hdr_hi]
+                    if mark >= 0:
+                        c[mark] = s[mark]
                     c[i_type] = EGRESS_CLONE
                     preserve(c, s, s[CLONE_FL])
                     # BMv2 (1.15.5, measured) gives an egress clone the length
@@ -437,6 +465,8 @@ class Switch:
                     clones = [EgressJob(mport, c, job.payload, length)]
             if s[i_spec] == DROP_PORT:
                 stats["dropped"] += 1
+                if mark >= 0:
+                    recycle(s)
                 return (), clones, ()
             s[PAYLOAD] = job.payload
             try:
@@ -451,6 +481,8 @@ class Switch:
                 packet = packet[:s[TRUNC] - 1]
             if s[RECIRC]:
                 return (), clones, [(job.port, packet, RECIRCULATED, (s, s[RECIRC]))]
+            if mark >= 0:
+                recycle(s)
             return ((job.port, packet),), clones, ()
 
         self.ingress = ingress
@@ -484,6 +516,20 @@ class Switch:
                 work.extend(jobs)
                 work.extend(again)
         return emitted
+
+
+def _gaps(template: list[Any], spans: list[tuple[int, int]]
+          ) -> list[tuple[int, int, list[Any]]]:
+    """The template's slots outside ``spans``, as (lo, hi, values) runs."""
+    out = []
+    lo = 0
+    for a, b in sorted(spans):
+        if a > lo:
+            out.append((lo, a, template[lo:a]))
+        lo = max(lo, b)
+    if lo < len(template):
+        out.append((lo, len(template), template[lo:]))
+    return out
 
 
 def _resolve(name: str, names: list[str], what: str) -> str:

@@ -41,7 +41,7 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
               help="Run one case under cProfile and show where the time goes.")
 @click.option("--instructions", type=click.Choice(["fabric", "gpint", "all"]), default=None,
               help="Count the instructions per packet-hop of a case under callgrind (repeatable "
-                   "to 0.001%, unlike wall time on a shared machine; needs valgrind). "
+                   "to 0.01%, unlike wall time on a shared machine; needs valgrind). "
                    "--seconds defaults to 2 (fabric) and 0.2 (gpint) here.")
 @click.option("--against", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None,

@@ -25,6 +25,7 @@ from dataplane.compiler.check.target import package_args_in_order
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.codegen.exprs import ExprMixin
 from dataplane.compiler.codegen.externs import ExternMixin
+from dataplane.compiler.codegen.stackmarks import long_stacks, mark_stack_writes
 from dataplane.compiler.codegen.stmts import StmtMixin
 from dataplane.compiler.codegen.values import LValue, Val, location
 from dataplane.compiler.codegen.writer import Writer
@@ -124,6 +125,10 @@ class Layout:
     std_fields: dict[str, int] = field(default_factory=dict)
     field_lists: dict[int, list[int]] = field(default_factory=dict)
     error_codes: dict[str, int] = field(default_factory=dict)
+    # Long header stacks [lo, hi) and the slot marking a packet whose code
+    # may have stored into one (-1: none; ``codegen.stackmarks``).
+    stack_spans: list[tuple[int, int]] = field(default_factory=list)
+    stack_mark: int = -1
 
 
 @dataclass
@@ -189,6 +194,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         n = slots(t)
         self.layout.nslots += n
         self.layout.template.extend([0] * n)
+        self.layout.stack_spans += long_stacks(t, base)
         return base
 
     def checked_type(self, node: ast.Node) -> Type | None:
@@ -454,9 +460,13 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self.layout.error_codes = {m: i for i, m in enumerate(self.error.members)}
         if self.main is None:
             self.check_blocks()
-        else:
-            self.generate_pipeline(self.main)
-        return self.source()
+            return self.source()
+        self.generate_pipeline(self.main)
+        lay = self.layout
+        if not lay.stack_spans:
+            return self.source()
+        lay.stack_mark = self.alloc(BoolT())
+        return mark_stack_writes(self.source(), lay.stack_spans, lay.stack_mark)
 
     def check_blocks(self) -> None:
         """A program with no ``main`` (a library of controls, or a front-end
