@@ -45,6 +45,9 @@ class CompiledProgram:
     error_names: list[str] = field(default_factory=list)
     runnable: bool = True
     """False for a program with no ``main`` package: checked, nothing to run."""
+    empty_blocks: frozenset[str] = frozenset()
+    """Blocks whose generated function does nothing (an empty egress, say):
+    the engine does not call them."""
 
 
 def _globals() -> dict[str, Any]:
@@ -97,6 +100,7 @@ def compile_program(program: Program, source: Path, *,
         make=namespace["make"],
         error_names=list(gen.error.members),
         runnable=gen.main is not None,
+        empty_blocks=frozenset(k for k, fn in gen.blocks.items() if fn in gen.empty_funcs),
     )
 
 

@@ -57,6 +57,25 @@ def test_mark_to_drop_drops(tmp_path: Path) -> None:
     assert run(tmp_path, "apply { mark_to_drop(sm); }", bytes(4)) == []
 
 
+@pytest.mark.parametrize(("index", "expected_c"), [(2, 7), (3, 7), (4, 0x5A), (200, 0x5A)])
+def test_register_cells_in_and_out_of_range(tmp_path: Path, index: int, expected_c: int) -> None:
+    """Generated code indexes an unsigned register's cells itself: a write
+    past the end changes nothing, a read past the end leaves its
+    destination as it was (BMv2), a write keeps the register's width."""
+    ingress = """register<bit<8>>(4) r;
+    apply {
+        r.write((bit<32>)hdr.h.a, hdr.h.b);
+        bit<8> v = 0x5a;
+        r.read(v, (bit<32>)hdr.h.a);
+        hdr.h.c = (bit<16>)v;
+    }"""
+    cells = []
+    out = run(tmp_path, ingress, bytes([index, 7, 0, 0]),
+              setup=lambda sw: cells.append(sw.externs[0].values))
+    assert out == [(0, bytes([index, 7, 0, expected_c]))]
+    assert cells[0] == [7 if i == index else 0 for i in range(4)]
+
+
 def test_short_packet_sets_parser_error_and_keeps_payload(tmp_path: Path) -> None:
     body = """apply {
         if (sm.parser_error == error.PacketTooShort) { hdr.h.setValid(); hdr.h.a = 0xee; }

@@ -16,19 +16,20 @@ import random
 from pathlib import Path
 
 import pytest
+from v1model_text import v1model
 
 from dataplane.compiler.codegen.stackmarks import MIN_SLOTS, long_stacks, mark_stack_writes
 from dataplane.compiler.frontend.types import BitT, HeaderT, StackT, StructT, slots
 from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 
-PROGRAM = """#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<8> b; bit<16> c; }
+PROGRAM = v1model(
+    types="""header h_t { bit<8> a; bit<8> b; bit<16> c; }
 header e_t { bit<8> v; bit<8> bos; }
 struct H { h_t h; e_t[16] st; }
 struct M { bit<8> x; }
-parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+""",
+    parser="""parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
     state start {
         pkt.extract(hdr.h);
         transition select(hdr.h.a) { 1: parse_e; default: accept; }
@@ -38,8 +39,8 @@ parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
         transition select(hdr.st.last.bos) { 0: parse_e; default: accept; }
     }
 }
-control V(inout H hdr, inout M m) { apply { } }
-control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+""",
+    ingress="""control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
     apply {
         if (hdr.st[0].isValid()) { hdr.h.c = hdr.h.c + 1; }
         if (hdr.h.b == 2) { clone(CloneType.I2E, 5); }
@@ -52,11 +53,9 @@ control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
         sm.egress_spec = 1;
     }
 }
-control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
-control C(inout H hdr, inout M m) { apply { } }
-control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.st); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
-"""
+""",
+    deparser="""control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.st); } }
+""")
 
 
 @pytest.fixture(scope="module")

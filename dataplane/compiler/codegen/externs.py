@@ -827,15 +827,35 @@ class ExternMixin:
         plen = slot(plen_slot) if plen_slot is not None else "0"
         if kind == "register":
             vt = strip(sym.type).args[0] if strip(sym.type).args else BitT(32)  # type: ignore[union-attr]
+            reg = self.externs[sym.index]
+            # An unsigned register's cells are read and written in place
+            # (RVk is its value list): BMv2's rules, as RegisterArray.read
+            # and .write apply them, without a call per packet.
+            inline = not reg.signed
             if name == "read":
                 lv = self.lval(args[0])
                 idx = self.ev(args[1], BitT(32))
+                if inline:
+                    self.register_lists.add(sym.index)
+                    i = self.fresh("i")
+                    self.w(f"{i} = {idx.code}")
+                    with self.w.block(f"if {i} < {reg.size}"):  # out of range: unchanged
+                        self.store(lv, Val(vt, code=f"RV{sym.index}[{i}]"))
+                    return Val(VoidT())
                 cur = self.read_lvalue(lv)
                 self.store(lv, Val(vt, code=f"{ref}.read({idx.code}, {cur.code})"))
                 return Val(VoidT())
             if name == "write":
                 idx = self.ev(args[0], BitT(32))
                 v = self.coerce(self.ev(args[1], vt), vt, args[1])
+                if inline:
+                    self.register_lists.add(sym.index)
+                    i, x = self.fresh("i"), self.fresh("x")
+                    self.w(f"{i} = {idx.code}")
+                    self.w(f"{x} = {v.code}")
+                    with self.w.block(f"if {i} < {reg.size}"):  # out of range: nothing
+                        self.w(f"RV{sym.index}[{i}] = {x} & {(1 << reg.width) - 1}")
+                    return Val(VoidT())
                 self.w(f"{ref}.write({idx.code}, {v.code})")
                 return Val(VoidT())
         if kind == "counter" and name == "count":

@@ -25,6 +25,7 @@ from dataplane.compiler.check.target import package_args_in_order
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.codegen.exprs import ExprMixin
 from dataplane.compiler.codegen.externs import ExternMixin
+from dataplane.compiler.codegen.parser_states import merge_states, names_a_state
 from dataplane.compiler.codegen.stackmarks import long_stacks, mark_stack_writes
 from dataplane.compiler.codegen.stmts import StmtMixin
 from dataplane.compiler.codegen.values import LValue, Val, location
@@ -171,6 +172,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self._tmp = 0
         self._generated: dict[Any, Any] = {}
         self.blocks: dict[str, str] = {}
+        self.empty_funcs: set[str] = set()  # generated functions that do nothing
+        self.register_lists: set[int] = set()  # registers whose cells code indexes itself
         self.digests: dict[str, int] = {}
         self.value_sets: list[Any] = []
         # Extern functions the program declares itself, bound to plugins.
@@ -256,6 +259,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             yield self.w
             if len(self.w.lines) == mark:
                 self.w("pass")
+                self.empty_funcs.add(header.split("(", 1)[0])
             self.funcs.append(self.w)
         finally:
             self.w, self.ctx, self.scope = saved
@@ -645,16 +649,26 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             scope.names[st.name] = states[st.name]
         if "start" not in states:
             raise self.internal(decl, f"parser '{decl.name}' without a 'start' state")
+        writers: dict[str, Writer] = {}
         for st in decl.states:
             with self.function(f"{states[st.name].func}(s, b)", FuncCtx("parser", prefix=prefix),
                                scope.child()):
                 self.stmts(st.stmts)
                 self.transition(st.transition, st)
+            writers[states[st.name].func] = self.funcs[-1]
+        bodies = {name: w.lines[1:] for name, w in writers.items()}
+        merged = merge_states(bodies)
+        for name, w in writers.items():
+            w.lines[1:] = merged[name]
+        start = merged[states["start"].func]
         with self.function(f"{base}(s, b)", FuncCtx("parser", prefix=prefix), scope):
             self.run_local_inits(inits, scope)
-            self.w(f"st = {states['start'].func}")
-            with self.w.block("while st is not None"):
-                self.w("st = st(s, b)")
+            if names_a_state(start, bodies):
+                self.w(f"st = {states['start'].func}")
+                with self.w.block("while st is not None"):
+                    self.w("st = st(s, b)")
+            else:  # every path merged: the parser is one function
+                self.w.lines.extend(start)
         return base
 
     # --------------------------------------------------------------- output
@@ -672,6 +686,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             lines.append(f"    T{i} = X.tables[{i}]")
         for i in range(len(self.externs)):
             lines.append(f"    E{i} = X.externs[{i}]")
+        for i in sorted(self.register_lists):
+            lines.append(f"    RV{i} = E{i}.values")
         for i in range(len(self.value_sets)):
             lines.append(f"    V{i} = X.value_sets[{i}]")
         for fname, k in self.user_functions.items():
