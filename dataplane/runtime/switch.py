@@ -349,6 +349,10 @@ class Switch:
         deq_qdepth=0)`` runs one dequeued packet through egress and the
         deparser and returns (emitted packets, egress-clone jobs,
         recirculations).
+
+        Both take ``ts=``, the switch's timestamp in microseconds, from a
+        target that knows it already (the sim's queues); without it they
+        ask the switch's clock.
         """
         template = self._template
         stats = self.stats
@@ -356,8 +360,13 @@ class Switch:
         i_port, i_len, i_type = self._i_port, self._i_len, self._i_type
         i_spec, i_eport, i_mcast, i_rid = self._i_spec, self._i_eport, self._i_mcast, self._i_rid
         i_perr, i_its, i_ets, queue = self._i_perr, self._i_its, self._i_ets, self._i_queue
-        parser, verify, ingress_c = self._parser, self._verify, self._ingress
-        egress_c, compute, deparser = self._egress, self._compute, self._deparser
+        parser, deparser = self._parser, self._deparser
+        # An empty control is not called at all (None).
+        empty = self.program.empty_blocks
+        verify, ingress_c, egress_c, compute = (
+            None if kind in empty else fn for kind, fn in (
+                ("verify", self._verify), ("ingress", self._ingress),
+                ("egress", self._egress), ("compute", self._compute)))
         out = self.out
         hdr_lo, hdr_hi = self._hdr_range
         mirror = self.mirror
@@ -379,7 +388,7 @@ class Switch:
                 free.append(s)
 
         def ingress(port: int, data: bytes, instance_type: int = NORMAL,
-                    preserved: tuple[list[Any], int] | None = None
+                    preserved: tuple[list[Any], int] | None = None, ts: int | None = None
                     ) -> tuple[list[EgressJob], Sequence[tuple]]:
             stats["ingress"] += 1
             length = len(data)
@@ -388,7 +397,7 @@ class Switch:
             s[i_len] = length
             s[i_type] = instance_type
             if i_its >= 0:
-                s[i_its] = now()
+                s[i_its] = now() if ts is None else ts
             if preserved is not None:
                 preserve(s, preserved[0], preserved[1])
             try:
@@ -398,8 +407,10 @@ class Switch:
                     s[i_perr] = reject.code
             payload = s[PAYLOAD] = data[s[CUR]:]
             try:
-                verify(s)
-                ingress_c(s)
+                if verify is not None:
+                    verify(s)
+                if ingress_c is not None:
+                    ingress_c(s)
             except ExitPipeline:
                 pass
             jobs: list[EgressJob] = []
@@ -426,7 +437,7 @@ class Switch:
             return jobs, ()  # most packets come back to no one
 
         def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
-                   deq_timedelta: int = 0, deq_qdepth: int = 0) -> tuple[
+                   deq_timedelta: int = 0, deq_qdepth: int = 0, ts: int | None = None) -> tuple[
                        Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:
             stats["egress"] += 1
             s = job.state
@@ -434,7 +445,7 @@ class Switch:
             s[i_spec] = 0
             s[i_len] = job.length
             if i_ets >= 0:
-                s[i_ets] = now()
+                s[i_ets] = now() if ts is None else ts
             if queue is not None:
                 s[queue[0]] = enq_timestamp
                 s[queue[1]] = enq_qdepth
@@ -442,10 +453,11 @@ class Switch:
                 s[queue[3]] = deq_qdepth
             s[CLONE] = 0
             s[RECIRC] = 0
-            try:
-                egress_c(s)
-            except ExitPipeline:
-                pass
+            if egress_c is not None:
+                try:
+                    egress_c(s)
+                except ExitPipeline:
+                    pass
             clones: list[EgressJob] | tuple = ()
             if s[CLONE]:
                 mport = mirror.get(s[CLONE] - 1)
@@ -469,10 +481,11 @@ class Switch:
                     recycle(s)
                 return (), clones, ()
             s[PAYLOAD] = job.payload
-            try:
-                compute(s)
-            except ExitPipeline:
-                pass
+            if compute is not None:
+                try:
+                    compute(s)
+                except ExitPipeline:
+                    pass
             out.clear()
             deparser(s)
             out.append(job.payload)

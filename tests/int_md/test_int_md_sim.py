@@ -117,14 +117,14 @@ class Recorder:
             return ingress(port, data, *args)
 
         def recorded_egress(job, enq_timestamp=0, enq_qdepth=0, deq_timedelta=0,  # type: ignore[no-untyped-def]
-                            deq_qdepth=0):
+                            deq_qdepth=0, *rest):
             if job.port != COLLECTOR_PORT:
                 # What follows the parsed headers: the UDP payload, which
                 # starts with the packet number.
                 ident = struct.unpack_from("!Q", job.payload)[0]
                 p = self.passages[(name, ident)]
                 p.out_port, p.out_us, p.enq_qdepth = job.port, sim_switch.now_us(), enq_qdepth
-            return egress(job, enq_timestamp, enq_qdepth, deq_timedelta, deq_qdepth)
+            return egress(job, enq_timestamp, enq_qdepth, deq_timedelta, deq_qdepth, *rest)
 
         engine.ingress = recorded_ingress
         engine.egress = recorded_egress

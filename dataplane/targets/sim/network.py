@@ -131,9 +131,10 @@ class EgressPort:
         sim = self.sim
         now = sim.now_ns
         sw = self.switch
+        offset = sw.offset_us
         out, clones, recirc = sw.engine.egress(
-            job, enq_ns // NS_PER_US + sw.offset_us, enq_depth, (now - enq_ns) // NS_PER_US,
-            len(self.queue))
+            job, enq_ns // NS_PER_US + offset, enq_depth, (now - enq_ns) // NS_PER_US,
+            len(self.queue), now // NS_PER_US + offset)
         gap = self.gap_ns
         for _port, packet in out:
             self.tx_packets += 1
@@ -248,7 +249,8 @@ class SimSwitch:
 
     def ingress(self, port: int, packet: bytes, instance_type: int = 0,
                 preserved: Any = None) -> None:
-        jobs, again = self.engine.ingress(port, packet, instance_type, preserved)
+        jobs, again = self.engine.ingress(port, packet, instance_type, preserved,
+                                          self.sim.now_ns // NS_PER_US + self.offset_us)
         ports = self.ports
         for job in jobs:
             ep = ports.get(job.port)
@@ -266,7 +268,7 @@ class SimSwitch:
             return
         # No link on this port: run egress at once and hand the packet over.
         now_us = self.now_us()
-        out, clones, recirc = self.engine.egress(job, now_us, 0, 0, 0)
+        out, clones, recirc = self.engine.egress(job, now_us, 0, 0, 0, now_us)
         for port, packet in out:
             if self.unconnected is not None:
                 self.unconnected(port, packet)
