@@ -22,6 +22,7 @@ import ipaddress
 import struct
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from socket import inet_aton
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from common.checksum import fold, ones_sum
@@ -248,8 +249,9 @@ class PacketFactory:
         # are recomputed below from the patched bytes).
         template[0:6] = bytes.fromhex(flow.dst_mac.replace(":", ""))
         template[6:12] = bytes.fromhex(flow.src_mac.replace(":", ""))
-        template[ETH_LEN + 12 : ETH_LEN + 16] = ipaddress.IPv4Address(flow.src_ip).packed
-        template[ETH_LEN + 16 : ETH_LEN + 20] = ipaddress.IPv4Address(flow.dst_ip).packed
+        # (FlowSpec checked both are dotted quads; inet_aton is the C parse)
+        template[ETH_LEN + 12 : ETH_LEN + 16] = inet_aton(flow.src_ip)
+        template[ETH_LEN + 16 : ETH_LEN + 20] = inet_aton(flow.dst_ip)
         self.frame_size = len(template)
         l4 = ETH_LEN + IPV4_LEN
         tcp = flow.proto == "tcp"
