@@ -964,7 +964,11 @@ class ExternMixin:
         """Inline the Internet checksum of a list of plain fields: the
         ones'-complement sum of the 16-bit words of an integer ``v`` is
         ``v mod 0xffff`` (2**16 = 1 mod 0xffff), with 0xffff for a non-zero
-        multiple. Returns False when the general path is needed."""
+        multiple. The same congruence lets each field stand shifted by its
+        bit offset modulo 16 instead of in place: the sum of a few small
+        integers, not a 160-bit concatenation (IPv4), has the same residue
+        and is zero exactly when every field is. Returns False when the
+        general path is needed."""
         if self.algo_name(args[3]) != "csum16" or not isinstance(args[1], ast.ListExpr):
             return False
         fields = [self.ev(x) for x in args[1].elems]
@@ -977,13 +981,16 @@ class ExternMixin:
             code = f.code if isinstance(ft, BitT) and not ft.signed else f"({f.code} & "\
                 f"{(1 << w) - 1})"
             values.append((code, w))
-        acc = _joined(values)
         total = sum(w for _, w in values)
-        pad = (-total) % 16
+        offset = (-total) % 16  # the zero bits that pad the list to whole words
+        terms = []
+        for code, w in reversed(values):
+            terms.append(f"(({code}) << {offset % 16})" if offset % 16 else f"({code})")
+            offset += w
         c = self.ev(args[0], BoolT())
         v = self.fresh("v")
         with self.w.block(f"if {c.code}"):
-            self.w(f"{v} = ({acc}){f' << {pad}' if pad else ''}")
+            self.w(f"{v} = {' + '.join(reversed(terms))}")
             ck = f"(65535 - (({v} % 65535) or (65535 if {v} else 0)))"
             if name == "verify_checksum":
                 target = self.ev(args[2])
