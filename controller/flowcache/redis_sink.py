@@ -143,20 +143,22 @@ class RingReaders:
             thread.start()
         return self
 
-    def _general(self, pending: list[tuple[object, int]]) -> None:
-        self._write(pending, self.cache.drain_evictions, self.sink.write_evictions)
+    def _general(self, pending: list[tuple[object, int]]) -> bool:
+        return self._write(pending, self.cache.drain_evictions, self.sink.write_evictions)
 
-    def _events(self, rings: list[int], pending: list[tuple[object, int]]) -> None:
-        self._write(pending, lambda: self.cache.drain_events(rings), self.sink.write_events)
+    def _events(self, rings: list[int], pending: list[tuple[object, int]]) -> bool:
+        return self._write(pending, lambda: self.cache.drain_events(rings),
+                           self.sink.write_events)
 
     @staticmethod
     def _write(pending: list[tuple[object, int]], drain: Callable[[], object],
-               write: Callable[[object, int], None]) -> None:
-        """The batch left over from an outage first, then a fresh drain."""
+               write: Callable[[object, int], None]) -> bool:
+        """The batch left over from an outage, else a fresh drain: whether
+        there was anything to write."""
         if not pending:
             batch = drain()
             if not len(batch):  # type: ignore[arg-type]
-                return
+                return False
             pending.append((batch, 0))
         batch, start = pending[0]
         try:
@@ -165,8 +167,9 @@ class RingReaders:
             pending[0] = (batch, exc.done)
             raise
         pending.clear()
+        return True
 
-    def _loop(self, step: Callable[[list[tuple[object, int]]], None]) -> None:
+    def _loop(self, step: Callable[[list[tuple[object, int]]], bool]) -> None:
         pending: list[tuple[object, int]] = []
         outage: PartialWrite | None = None
         try:
@@ -176,10 +179,11 @@ class RingReaders:
                     outage = None
                 except PartialWrite as exc:
                     outage = exc  # keep the batch; try again next period
-            while True:  # the last drain: all of it, unless Redis is still away
-                step(pending)
-                if not pending:
-                    break
+            # The last drain: the batch kept from an outage, then whatever
+            # the rings hold, until a drain finds them empty (unless Redis
+            # is still away).
+            while step(pending):
+                pass
         except PartialWrite as exc:
             self._errors.append(outage or exc)
         except BaseException as exc:  # noqa: BLE001 - handed to stop()

@@ -13,7 +13,7 @@ from controller.flowcache.cache import FlowCache
 from controller.flowcache.config import FlowCacheConfig
 from controller.flowcache.ingest import rows_to_batch
 from controller.flowcache.layout import MEASURED, METRICS
-from controller.flowcache.redis_sink import RedisSink, RingReaders, flow_name
+from controller.flowcache.redis_sink import PartialWrite, RedisSink, RingReaders, flow_name
 from controller.flowcache.trace import TraceSpec, generate
 from orchestration.redis_server import RedisServer, redis_available
 
@@ -128,3 +128,58 @@ def test_an_outage_loses_nothing_below_the_rings_capacity() -> None:
         assert counted == int(evicted.count.sum())
     finally:
         second.stop()
+
+
+class _QueuedCache:
+    """A cache whose event rings hand out the batches queued here, one per
+    drain (ring numbers ignored), and no evictions."""
+
+    def __init__(self) -> None:
+        self.config = FlowCacheConfig(rings=1)
+        self.batches: list[list[int]] = []
+
+    def drain_events(self, rings: list[int]) -> list[int]:
+        return self.batches.pop(0) if self.batches else []
+
+    def drain_evictions(self) -> list[int]:
+        return []
+
+
+class _BackAtStop:
+    """A sink whose Redis is away until ``stop()`` begins, then answers."""
+
+    def __init__(self) -> None:
+        self.readers: RingReaders | None = None
+        self.failed = 0
+        self.written: list[int] = []
+
+    def write_events(self, batch: list[int], start: int = 0) -> None:
+        assert self.readers is not None
+        if not self.readers._stop.is_set():
+            self.failed += 1
+            raise PartialWrite(start, ConnectionError("refused"))
+        self.written += batch[start:]
+
+    def write_evictions(self, batch: list[int], start: int = 0) -> None:
+        self.written += batch[start:]
+
+    def write_histograms(self, cache: object) -> None:
+        pass
+
+
+def test_the_last_drain_takes_what_came_during_the_outage() -> None:
+    """Redis answers again only as the readers stop: the batch kept from the
+    outage is written, and so is everything the rings took meanwhile (the
+    final drain goes on until the rings are empty, not one batch)."""
+    cache, sink = _QueuedCache(), _BackAtStop()
+    readers = RingReaders(cache, sink, event_threads=1, period_s=0.002)  # type: ignore[arg-type]
+    sink.readers = readers
+    cache.batches.append([1, 2, 3])
+    readers.start()
+    deadline = time.monotonic() + 5
+    while sink.failed < 2 and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert sink.failed >= 2  # the first batch is held, retried and refused
+    cache.batches += [[4, 5], [6]]
+    readers.stop()
+    assert sink.written == [1, 2, 3, 4, 5, 6]
