@@ -125,7 +125,11 @@ class Switch:
         self._free: list[list[Any]] = []
         self._gaps = _gaps(lay.template, lay.stack_spans)
         self._std = lay.std_fields
-        self._hdr_range = (lay.headers, lay.headers + slots(lay.headers_type))  # type: ignore[arg-type]
+        hdr_end = lay.headers + slots(lay.headers_type)  # type: ignore[arg-type]
+        # A clone copies the headers; the stack mark right after them (when
+        # their stacks are long) says whether it copied anything but the
+        # template there.
+        self._hdr_range = (lay.headers, hdr_end + (lay.stack_mark == hdr_end))
         self._index_std()
         blocks = program.make(self)
         self._parser = blocks["parser"]
@@ -327,8 +331,6 @@ class Switch:
         c2 = self._template.copy()
         lo, hi = self._hdr_range
         c2[lo:hi] = c[lo:hi]
-        if self._mark >= 0:
-            c2[self._mark] = c[self._mark]
         c2[PAYLOAD] = c[PAYLOAD]
         c2[self._i_type] = INGRESS_CLONE
         c2[self._i_len] = len(data)
@@ -464,8 +466,6 @@ class Switch:
                 if mport is not None:
                     c = template.copy()
                     c[hdr_lo:hdr_hi] = s[hdr_lo:hdr_hi]
-                    if mark >= 0:
-                        c[mark] = s[mark]
                     c[i_type] = EGRESS_CLONE
                     preserve(c, s, s[CLONE_FL])
                     # BMv2 (1.15.5, measured) gives an egress clone the length

@@ -7,12 +7,13 @@ bytes)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from v1model_text import v1model
 
 from dataplane.compiler.codegen import parser_states
-from dataplane.compiler.codegen.parser_states import merge_states, names_a_state
+from dataplane.compiler.codegen.parser_states import live_states, merge_states
 from dataplane.compiler.pipeline import compile_file
 from dataplane.runtime.switch import Switch
 
@@ -30,7 +31,7 @@ def test_chain_and_diamond_merge_into_the_start_state() -> None:
     assert merged["p_start"] == [
         B + "x = 1", B + "if x:", B + "    y = 2", B + "    z = 3", B + "    return None",
         B + "z = 3", B + "return None"]
-    assert not names_a_state(merged["p_start"], bodies)
+    assert live_states(merged, "p_start") == set()  # no loop: no state function left
 
 
 def test_a_loop_stays_a_return() -> None:
@@ -41,7 +42,7 @@ def test_a_loop_stays_a_return() -> None:
     merged = merge_states(bodies)
     assert merged["p_start"] == [B + "n = n + 1", B + "if n < 3:", B + "    return p_more",
                                  B + "return None"]
-    assert names_a_state(merged["p_start"], bodies)
+    assert live_states(merged, "p_start") == {"p_start", "p_more"}
 
 
 def test_size_bound_keeps_the_return(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -88,7 +89,12 @@ struct M { }
 def test_merged_parser_bytes(tmp_path: Path) -> None:
     src = tmp_path / "shapes.p4"
     src.write_text(PROGRAM)
-    sw = Switch(compile_file(src))
+    program = compile_file(src)
+    # one, two and both live only inside start; many loops, so start and
+    # many stay functions driven by the loop
+    assert sorted(re.findall(r"def p_P_\d+_(\w+)\(", program.python_source)) == [
+        "many", "start"]
+    sw = Switch(program)
     # diamond: kind 1 -> a -> st[0]; kind 2 -> b -> st[0]; the rest is payload
     assert sw.process(0, bytes([1, 5, 0, 7, 0, 9])) == [(1, bytes([1, 6, 0, 7, 0, 9]))]
     assert sw.process(0, bytes([2, 5, 0, 7, 0, 9])) == [(1, bytes([2, 7, 0, 7, 0, 9]))]

@@ -1433,6 +1433,9 @@ class ExternMixin:
                     self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
                 return
             self.zero_lists.add(len(chunks))
+            first = int(_SLOT.match(chunks[0][0]).group(2))  # type: ignore[union-attr]
+            if any(lo <= first < hi for lo, hi in self.layout.stack_spans):
+                guard = f"s[{self.layout.stack_mark}] and {guard}"  # codegen.stackmarks
             # One C-level scan of the validity slots skips a stack no packet
             # filled (a long probe stack on every plain packet).
             with self.w.block(f"if {guard}"):

@@ -25,7 +25,7 @@ from dataplane.compiler.check.target import package_args_in_order
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.codegen.exprs import ExprMixin
 from dataplane.compiler.codegen.externs import ExternMixin
-from dataplane.compiler.codegen.parser_states import merge_states, names_a_state
+from dataplane.compiler.codegen.parser_states import live_states, merge_states
 from dataplane.compiler.codegen.stackmarks import long_stacks, mark_stack_writes
 from dataplane.compiler.codegen.stmts import StmtMixin
 from dataplane.compiler.codegen.values import LValue, Val, location
@@ -197,7 +197,11 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         n = slots(t)
         self.layout.nslots += n
         self.layout.template.extend([0] * n)
-        self.layout.stack_spans += long_stacks(t, base)
+        spans = long_stacks(t, base)
+        if spans:
+            self.layout.stack_spans += spans
+            if self.layout.stack_mark < 0:  # right after the variable: see stackmarks
+                self.layout.stack_mark = self.alloc(BoolT())
         return base
 
     def checked_type(self, node: ast.Node) -> Type | None:
@@ -466,11 +470,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             self.check_blocks()
             return self.source()
         self.generate_pipeline(self.main)
-        lay = self.layout
-        if not lay.stack_spans:
-            return self.source()
-        lay.stack_mark = self.alloc(BoolT())
-        return mark_stack_writes(self.source(), lay.stack_spans, lay.stack_mark)
+        return mark_stack_writes(self.source(), self.layout.stack_spans, self.layout.stack_mark)
 
     def check_blocks(self) -> None:
         """A program with no ``main`` (a library of controls, or a front-end
@@ -521,6 +521,10 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         lay = self.layout
         lay.headers_type, lay.meta_type = h_t, m_t
         lay.headers = self.alloc(h_t)
+        if lay.stack_spans and lay.stack_mark != lay.headers + slots(h_t):
+            # The engine's clones copy the mark with the headers (stackmarks).
+            raise RuntimeError("a long stack was allocated before the headers: the stack mark "
+                               "does not follow them")
         lay.meta = self.alloc(m_t)
         lay.std = self.alloc(sm_t)
         assert isinstance(strip(sm_t), StructT)
@@ -656,19 +660,21 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
                 self.stmts(st.stmts)
                 self.transition(st.transition, st)
             writers[states[st.name].func] = self.funcs[-1]
-        bodies = {name: w.lines[1:] for name, w in writers.items()}
-        merged = merge_states(bodies)
+        merged = merge_states({name: w.lines[1:] for name, w in writers.items()})
+        start = states["start"].func
+        live = live_states(merged, start)
         for name, w in writers.items():
             w.lines[1:] = merged[name]
-        start = merged[states["start"].func]
+            if name not in live:  # merged into every state that leads to it
+                self.funcs.remove(w)
         with self.function(f"{base}(s, b)", FuncCtx("parser", prefix=prefix), scope):
             self.run_local_inits(inits, scope)
-            if names_a_state(start, bodies):
-                self.w(f"st = {states['start'].func}")
+            if live:
+                self.w(f"st = {start}")
                 with self.w.block("while st is not None"):
                     self.w("st = st(s, b)")
             else:  # every path merged: the parser is one function
-                self.w.lines.extend(start)
+                self.w.lines.extend(merged[start])
         return base
 
     # --------------------------------------------------------------- output

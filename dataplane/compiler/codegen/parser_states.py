@@ -32,13 +32,25 @@ def merge_states(bodies: dict[str, list[str]]) -> dict[str, list[str]]:
     return {name: _expand(bodies, lines, {name}) for name, lines in bodies.items()}
 
 
-def names_a_state(lines: list[str], bodies: dict[str, list[str]]) -> bool:
-    """Whether ``lines`` still return some state function of ``bodies``."""
-    for line in lines:
-        m = _GOTO.match(line)
-        if m and m.group(2) in bodies:
-            return True
-    return False
+def named_states(lines: list[str], bodies: dict[str, list[str]]) -> set[str]:
+    """The state functions of ``bodies`` that ``lines`` still return."""
+    return {m.group(2) for m in map(_GOTO.match, lines) if m and m.group(2) in bodies}
+
+
+def live_states(merged: dict[str, list[str]], start: str) -> set[str]:
+    """The state functions the driving loop can reach from ``start`` once
+    merged (the start itself when it names any); the rest are merged into
+    their callers everywhere and need not be generated."""
+    if not named_states(merged[start], merged):
+        return set()
+    live: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        if name not in live:
+            live.add(name)
+            todo += named_states(merged[name], merged)
+    return live
 
 
 def _expand(bodies: dict[str, list[str]], lines: list[str], chain: set[str]) -> list[str]:

@@ -8,8 +8,11 @@ and, before every statement that may store into a long stack (a constant
 slot inside one, a slice overlapping one, or an index only known at run
 time), sets a hidden mark slot. A state whose mark is clear therefore holds
 exactly the template in its long stacks: the deparser skips them on one
-slot's test, and the engine resets a finished state for the next packet
-without touching them (``dataplane.runtime.switch``).
+slot's test (the code generator puts the mark in front of a long stack's
+any-valid scan), and the engine resets a finished state for the next packet
+without touching them (``dataplane.runtime.switch``). The code generator
+allocates the mark right after the first long stack's variable, the
+headers as a rule, so copying the headers copies the mark too.
 
 The pass is conservative (a mark set where nothing was stored costs time,
 never correctness) and relies on one property of the generated code: the
@@ -20,7 +23,6 @@ under another name nor handed to runtime helpers.
 from __future__ import annotations
 
 import ast
-import re
 
 from dataplane.compiler.frontend.types import (
     HeaderT,
@@ -38,7 +40,6 @@ any header (a mark per statement would cost more than it saves)."""
 
 _COMPOUND = (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.FunctionDef,
              ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
-_GUARD = re.compile(r"^(\s*if )s\[(\d+):(\d+):(\d+)\] != (Z\d+):$")
 
 
 def long_stacks(t: Type, base: int) -> list[tuple[int, int]]:
@@ -84,8 +85,7 @@ def _stores_into(stmt: ast.stmt, spans: list[tuple[int, int]]) -> bool:
 
 def mark_stack_writes(source: str, spans: list[tuple[int, int]], mark: int) -> str:
     """``source`` with ``s[mark] = 1`` before each statement that may store
-    into ``spans``, and the deparser's any-valid scan of a long stack
-    (``if s[a:b:k] != Zn:``) behind the mark."""
+    into ``spans``."""
     if not spans:
         return source
     lines = source.split("\n")
@@ -97,11 +97,6 @@ def mark_stack_writes(source: str, spans: list[tuple[int, int]], mark: int) -> s
                 raise RuntimeError(f"generated line {node.lineno} holds more than one "
                                    "statement: no place for a stack mark")
             marks.append((node.lineno - 1, node.col_offset))
-    for i, line in enumerate(lines):
-        m = _GUARD.match(line)
-        if m and any(lo <= int(m.group(2)) < hi for lo, hi in spans):
-            lines[i] = f"{m.group(1)}s[{mark}] and s[{m.group(2)}:{m.group(3)}:{m.group(4)}] " \
-                       f"!= {m.group(5)}:"
     for row, col in sorted(set(marks), reverse=True):
         lines.insert(row, " " * col + f"s[{mark}] = 1")
     return "\n".join(lines)
