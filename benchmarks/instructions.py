@@ -11,6 +11,12 @@ are compared by it: this one and ``against``, another checkout of intbed
 --tool=callgrind`` with counting switched on only around the simulated run
 (not start-up or compilation).
 
+The garbage collector runs in bursts whose timing depends on everything
+allocated before (compiling the program included): one full collection
+more or less inside a short run moved a GPINT count by 8%. The worker
+therefore collects once just before counting starts, so each version's
+run begins from the same collector state.
+
 The worker patches the benchmark module's clock: ``bench_fabric`` and
 ``bench_gpint`` read ``time.perf_counter()`` exactly twice, right before and
 after the run, in every release that has them, so the same worker measures
@@ -37,7 +43,7 @@ DEFAULT_SECONDS = {"fabric": 2.0, "gpint": 0.2}
 runs some 50 times slower than the CPU)."""
 
 _WORKER = """
-import json, os, subprocess, sys, time
+import gc, json, os, subprocess, sys, time
 import benchmarks.sim as bench
 
 class _Toggle:
@@ -46,6 +52,8 @@ class _Toggle:
     @staticmethod
     def perf_counter():
         _Toggle.calls += 1
+        if _Toggle.calls == 1:
+            gc.collect()  # every version starts the run from the same collector state
         state = "on" if _Toggle.calls == 1 else "off"
         subprocess.run(["callgrind_control", "-i", state, str(os.getpid())],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
