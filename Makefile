@@ -7,7 +7,9 @@ BIN := $(VENV)/bin
 # .venv; cpp, the C preprocessor the P4 front end runs on #include/#define;
 # for the live targets redis-server, mininet (mnexec), iproute2, tcpdump; and
 # valgrind, whose callgrind counts instructions for `intbed bench sim --instructions`.
-APT_PACKAGES := python3-venv python3-dev cpp redis-server influxdb mininet iproute2 tcpdump valgrind
+# gcc builds the compiled fast path (`intbed accel build`, Cython's C for the
+# sim's hot modules and the shipped programs' pipelines).
+APT_PACKAGES := python3-venv python3-dev cpp gcc redis-server influxdb mininet iproute2 tcpdump valgrind
 
 .PHONY: install test lint layers bench run-experiment test-bmv2 fuzz lab
 
@@ -21,6 +23,8 @@ install:
 	  || { echo "error: intbed needs Python >= 3.11; run make install PYTHON=python3.11" >&2; exit 1; }
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[dev]'
+	@$(BIN)/intbed accel build || echo "warning: the compiled fast path was not built;" \
+	  "the sim runs in pure Python (same results, slower). See docs/sim_performance.md." >&2
 
 # pytest exits 5 when it collected no test; this suite always has tests, so
 # that means a broken checkout, not success.

@@ -34,6 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from common.accel import PURE_ENV
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT
 
@@ -90,8 +91,10 @@ def check_checkout(path: Path) -> Path:
     return path.resolve()
 
 
-def count(case: str, seconds: float, checkout: Path | None = None) -> dict[str, Any]:
-    """Instructions of one simulated run of ``case``, in a fresh process."""
+def count(case: str, seconds: float, checkout: Path | None = None,
+          pure: bool = False) -> dict[str, Any]:
+    """Instructions of one simulated run of ``case``, in a fresh process
+    (``pure``: with the compiled fast path off)."""
     if case not in CASES:
         raise IntbedError(f"unknown case {case!r}; one of {', '.join(CASES)}")
     problem = valgrind_missing()
@@ -99,6 +102,8 @@ def count(case: str, seconds: float, checkout: Path | None = None) -> dict[str, 
         raise IntbedError(problem)
     root = checkout if checkout is not None else PACKAGE_ROOT
     env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(root))
+    if pure:
+        env[PURE_ENV] = "1"
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
             "--callgrind-out-file=/dev/null", sys.executable, "-c", _WORKER, case, str(seconds)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root, check=False)
@@ -117,16 +122,17 @@ def count(case: str, seconds: float, checkout: Path | None = None) -> dict[str, 
 
 
 def compare(cases: list[str], seconds: float | None,
-            against: Path | None) -> dict[str, Any]:
-    """Each case in this checkout and, with ``against``, in that one too,
-    with the ratio of instructions per packet-hop (above 1: this one does
-    less work per hop)."""
+            against: Path | None, against_pure: bool = False) -> dict[str, Any]:
+    """Each case in this checkout and, with ``against``, in that one too
+    (``against_pure``: in this one with the compiled fast path off), with
+    the ratio of instructions per packet-hop (above 1: this one does less
+    work per hop)."""
     out: dict[str, Any] = {}
     for case in cases:
         secs = seconds if seconds is not None else DEFAULT_SECONDS[case]
         row: dict[str, Any] = {"this": count(case, secs)}
-        if against is not None:
-            row["against"] = count(case, secs, against)
+        if against is not None or against_pure:
+            row["against"] = count(case, secs, against, pure=against_pure)
             row["speedup"] = round(row["against"]["instructions_per_hop"]
                                    / row["this"]["instructions_per_hop"], 3)
         out[case] = row

@@ -26,6 +26,8 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from common import accel
+from common.errors import IntbedError
 from common.paths import child_env
 from common.seeds import derive_seed
 
@@ -76,8 +78,9 @@ def bench_fabric(duration_s: float = 10.0, seed: int = 0,
 
 
 def bench_gpint(n: int = 100, load_pps: float = 14_000.0, duration_s: float = 10.0,
-                seed: int = 0, around: Callable[[], AbstractContextManager[Any]] = nullcontext
-                ) -> dict[str, Any]:
+                seed: int = 0, around: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                tap: Callable[[int, str, int, bytes], None] | None = None) -> dict[str, Any]:
+    """``tap`` sees every frame a switch transmits (``Network.tap_transmitted``)."""
     from orchestration.network import open_network
     from orchestration.systems.gpint import (
         PROGRAM,
@@ -94,6 +97,8 @@ def bench_gpint(n: int = 100, load_pps: float = 14_000.0, duration_s: float = 10
         net.install_routes()
         configure_switches(net, cfg)
         background(net, cfg)
+        if tap is not None:
+            net.tap_transmitted(tap)
         net.start_traffic()
         with around():
             t0 = time.perf_counter()
@@ -118,7 +123,18 @@ def profile_case(case: str, duration_s: float, top: int = 25) -> dict[str, Any]:
     """One case's simulated run (not its start-up) under cProfile: the
     functions with the most time of their own, and that time summed by part
     (pipeline code generated from P4, engine, traffic manager and wires,
-    event loop, traffic, other)."""
+    event loop, traffic, other).
+
+    cProfile sees Python functions only, so with the compiled fast path on
+    the case runs in a child process that has it off."""
+    if accel.enabled():
+        argv = [sys.executable, "-c", _PROFILE_CHILD, case, repr(duration_s), str(top)]
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False,
+                              env=child_env({accel.PURE_ENV: "1"}))
+        if proc.returncode != 0:
+            tail = " | ".join(proc.stderr.strip().splitlines()[-4:])
+            raise IntbedError(f"profiling the {case} case failed (exit {proc.returncode}): {tail}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
     import cProfile
     import pstats
 
@@ -147,6 +163,22 @@ def profile_case(case: str, duration_s: float, top: int = 25) -> dict[str, Any]:
     return {"case": case, "run": report, "profiled_s": round(total, 3),
             "parts": {k: round(v, 3) for k, v in sorted(parts.items(), key=lambda kv: -kv[1])},
             "top": rows[:top]}
+
+
+_PROFILE_CHILD = ("import json, sys\nfrom benchmarks.sim import profile_case\n"
+                  "print(json.dumps(profile_case(sys.argv[1], float(sys.argv[2]), "
+                  "int(sys.argv[3]))))")
+
+
+def fast_path() -> dict[str, Any]:
+    """What of the compiled fast path this process runs: each hot module
+    compiled or Python, and whether the benchmarks' pipelines are built."""
+    from dataplane.compiler.pipeline import compile_file
+    from p4src import program_path
+
+    return {"enabled": accel.enabled(), "modules": accel.loaded(),
+            "pipelines": {name: compile_file(program_path(name)).native
+                          for name in ("l3_forward", "gpint")}}
 
 
 def _part(file: str) -> str:
@@ -195,7 +227,8 @@ def run_sim_benchmarks(duration_s: float = 10.0, k: int = 8) -> dict[str, Any]:
                          capture_output=True, text=True, check=True, env=child_env())
     fabric = bench_fabric(duration_s)
     gpint = bench_gpint(duration_s=duration_s)
-    return {"fabric": fabric, "gpint": gpint, "fat_tree": json.loads(out.stdout)}
+    return {"fabric": fabric, "gpint": gpint, "fat_tree": json.loads(out.stdout),
+            "fast_path": fast_path()}
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from common.errors import IntbedError
+from intbed.commands.accel import accel
 from intbed.commands.bench import bench
 from intbed.commands.collector import collector
 from intbed.commands.flowcache import flowcache
@@ -121,6 +122,7 @@ def cli(debug: bool) -> None:
 
 cli.add_command(p4)
 cli.add_command(bench)
+cli.add_command(accel)
 cli.add_command(topo)
 cli.add_command(sim)
 cli.add_command(run)

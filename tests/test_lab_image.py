@@ -93,12 +93,13 @@ def expand(command: str) -> str:
 
 
 # Commands that are the image's own business, allowed in any directory:
-# packages, clones at a pinned tag, intbed's install, tools that answer.
+# packages, clones at a pinned tag, intbed's install (with its compiled fast
+# path, as make install builds it), tools that answer.
 PLUMBING = [r"apt-get update", r"apt-get install -y --no-install-recommends [a-z0-9.+ -]+",
             r"rm -rf /var/lib/apt/lists/\*", r'git clone --depth 1 --branch "\$\{\w+\}" \S+',
             r"python3\.11 -m venv \.venv",
             r"\.venv/bin/python -m pip install --no-cache-dir --disable-pip-version-check "
-            r"-e '\.\[dev\]'",
+            r"-e '\.\[dev\]'", r"\.venv/bin/intbed accel build",
             r"simple_switch_grpc --version", r"p4c --version", r"command -v mnexec",
             r"/opt/intbed/\.venv/bin/intbed --version"]
 

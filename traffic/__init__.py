@@ -4,6 +4,11 @@ Hosts are given as plain address strings (any object with ``mac`` and
 ``ip``), so traffic definitions do not depend on how a topology is built.
 """
 
+# ruff: noqa: E402 - the finder must be in place before the modules import
+from common import accel
+
+accel.install()  # packets and receiver run compiled where built (common.accel)
+
 from traffic.errors import TrafficError
 from traffic.packets import Endpoint, FlowKey, FlowSpec, PacketFactory, scapy_packet
 from traffic.receiver import Receiver, RxStats, parse_frame

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from common.accel_build import Job
+from dataplane.compiler import native
 from dataplane.compiler.check import check_program
 from dataplane.compiler.codegen.externs import CopyBlockParams
 from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
@@ -48,6 +50,9 @@ class CompiledProgram:
     empty_blocks: frozenset[str] = frozenset()
     """Blocks whose generated function does nothing (an empty egress, say):
     the engine does not call them."""
+    native: bool = False
+    """True when the generated code runs as a built extension
+    (``dataplane.compiler.native``), not as Python text."""
 
 
 def _globals() -> dict[str, Any]:
@@ -68,6 +73,12 @@ def _globals() -> dict[str, Any]:
     }
 
 
+def native_job(compiled: CompiledProgram) -> Job | None:
+    """What ``intbed accel build`` builds for this program's pipeline (None
+    when built already)."""
+    return native.job(compiled.python_source, _globals())
+
+
 def compile_program(program: Program, source: Path, *,
                     share_params: bool = True) -> CompiledProgram:
     """Generate and compile code for a parsed program (``share_params``:
@@ -82,9 +93,11 @@ def compile_program(program: Program, source: Path, *,
             break
         except CopyBlockParams as again:
             copy_blocks |= {again.qname}
-    code = compile(text, f"<p4:{source.name}>", "exec")
-    namespace = _globals()
-    exec(code, namespace)  # noqa: S102 - our own generated code
+    namespace = native.load(text, _globals())
+    built = namespace is not None
+    if namespace is None:
+        namespace = _globals()
+        exec(compile(text, f"<p4:{source.name}>", "exec"), namespace)  # noqa: S102 - ours
     gen.schema.tables = [t.info for t in gen.tables]
     gen.schema.controller_headers = controller_headers(program, gen.layout)
     return CompiledProgram(
@@ -97,6 +110,7 @@ def compile_program(program: Program, source: Path, *,
         value_sets=gen.value_sets,
         action_names=[a.qname for a in gen.action_syms],
         python_source=text,
+        native=built,
         make=namespace["make"],
         error_names=list(gen.error.members),
         runnable=gen.main is not None,

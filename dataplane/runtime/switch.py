@@ -38,14 +38,24 @@ few ingresses and egresses, bounded so a burst does not pin memory."""
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRCULATED, REPLICATION, RESUBMITTED = 0, 1, 2, 4, 5, 6
 
 
-@dataclass(slots=True)
 class EgressJob:
-    """A packet between the traffic manager and egress."""
+    """A packet between the traffic manager and egress.
 
-    port: int
-    state: list[Any]
-    payload: bytes
-    length: int  # packet_length seen by egress (bytes)
+    One is made per packet-hop: a plain class with a written-out
+    ``__init__``, which the compiled fast path compiles (a dataclass's
+    generated ``__init__`` would stay interpreted)."""
+
+    __slots__ = ("port", "state", "payload", "length")
+
+    def __init__(self, port: int, state: list[Any], payload: bytes, length: int) -> None:
+        self.port = port
+        self.state = state
+        self.payload = payload
+        self.length = length  # packet_length seen by egress (bytes)
+
+    def __repr__(self) -> str:
+        return (f"EgressJob(port={self.port}, length={self.length}, "
+                f"payload={len(self.payload)} bytes)")
 
 
 @dataclass(slots=True)

@@ -47,17 +47,23 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
               default=None,
               help="With --instructions: another intbed checkout (an older release) measured "
                    "the same way; prints the ratio.")
+@click.option("--against-pure", is_flag=True,
+              help="With --instructions: this checkout with the compiled fast path off "
+                   "(INTBED_PURE_PYTHON=1) measured the same way; prints the ratio.")
 def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None,
-              instructions: str | None, against: Path | None) -> None:
+              instructions: str | None, against: Path | None, against_pure: bool) -> None:
     """Simulated seconds per wall second (INT-label fabric, GPINT at 100
     switches and 14,000 packets/s), and a fat-tree's time and memory."""
     from rich.console import Console
 
     console = Console()
-    if against is not None and instructions is None:
-        raise click.UsageError("--against compares instruction counts: add --instructions")
+    if (against is not None or against_pure) and instructions is None:
+        raise click.UsageError("--against and --against-pure compare instruction counts: "
+                               "add --instructions")
+    if against is not None and against_pure:
+        raise click.UsageError("give one of --against and --against-pure")
     if instructions is not None:
-        _instructions(console, as_json, instructions, seconds, against)
+        _instructions(console, as_json, instructions, seconds, against, against_pure)
         return
     if profile is not None:
         from benchmarks.sim import profile_case
@@ -68,7 +74,8 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None,
             return
         r = prof["run"]
         console.print(f"{profile}: {r['simulated_s']} simulated s, {r['wall_s']} s wall under "
-                      f"the profiler ({prof['profiled_s']} s profiled)")
+                      f"the profiler ({prof['profiled_s']} s profiled; the Python source, "
+                      "with the compiled fast path off)")
         for part, secs in prof["parts"].items():
             console.print(f"  {part:28} {secs:8.3f} s  {100 * secs / prof['profiled_s']:5.1f} %")
         for row in prof["top"]:
@@ -82,6 +89,11 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None,
         click.echo(json.dumps(report, sort_keys=True))
         return
     f, g, t = report["fabric"], report["gpint"], report["fat_tree"]
+    fast = report["fast_path"]
+    compiled = sum(state == "compiled" for state in fast["modules"].values())
+    built = ", ".join(name for name, native in fast["pipelines"].items() if native) or "none"
+    console.print(f"compiled fast path: {compiled}/{len(fast['modules'])} hot modules, "
+                  f"pipelines built: {built} (intbed accel status)")
     console.print(f"intlabel-fabric, l3_forward, 2 x 5 Mb/s of 1 kB packets: "
                   f"{f['simulated_s']} simulated s in {f['wall_s']} s wall = "
                   f"{f['realtime_factor']}x real time; {f['packet_hops_per_s']:,} packet-hops/s")
@@ -94,7 +106,7 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None,
 
 
 def _instructions(console: Any, as_json: bool, which: str, seconds: float,
-                  against: Path | None) -> None:
+                  against: Path | None, against_pure: bool = False) -> None:
     from benchmarks.instructions import CASES, check_checkout, compare
 
     ctx = click.get_current_context()
@@ -102,7 +114,7 @@ def _instructions(console: Any, as_json: bool, which: str, seconds: float,
     cases = list(CASES) if which == "all" else [which]
     if against is not None:
         against = check_checkout(against)
-    report = compare(cases, seconds if given else None, against)
+    report = compare(cases, seconds if given else None, against, against_pure)
     if as_json:
         click.echo(json.dumps(report, sort_keys=True))
         return
@@ -112,7 +124,8 @@ def _instructions(console: Any, as_json: bool, which: str, seconds: float,
                       f"({this['packet_hops']:,} hops in {this['simulated_s']} simulated s)")
         if "against" in row:
             old = row["against"]
-            console.print(f"  {old['checkout']}: {old['instructions_per_hop']:,} per hop; "
+            where = "pure Python" if against_pure else old["checkout"]
+            console.print(f"  {where}: {old['instructions_per_hop']:,} per hop; "
                           f"this checkout does {row['speedup']}x less work per hop")
 
 

@@ -12,10 +12,16 @@ then the commit says why and updates ``GOLDEN``
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 from benchmarks.sim import random_server_traffic
+from common import accel
+from common.paths import child_env
 from orchestration.sim import build
 from topologies.generators import build_topology
 
@@ -77,3 +83,19 @@ def test_the_trace_of_a_ten_second_fabric_run_is_unchanged() -> None:
     assert digest == GOLDEN, (
         "the sim target's per-packet behaviour changed: a speed-up must not change it; a "
         f"deliberate model change updates GOLDEN (now {digest}, {counts})")
+
+
+def test_the_pure_python_path_gives_the_golden_trace() -> None:
+    """The test above runs the compiled fast path where it is built
+    (``intbed accel build``); this one runs the Python source alone."""
+    child = ("import json, sys\nsys.path.insert(0, sys.argv[1])\n"
+             "from test_golden_trace import traced_run\n"
+             "from benchmarks.sim import fast_path\n"
+             "print(json.dumps([*traced_run(), fast_path()]))")
+    proc = subprocess.run([sys.executable, "-c", child, str(Path(__file__).parent)],
+                          capture_output=True, text=True, check=False,
+                          env=child_env({accel.PURE_ENV: "1"}))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    digest, counts, fast = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert set(fast["modules"].values()) == {"python"} and not any(fast["pipelines"].values())
+    assert digest == GOLDEN, (digest, counts)

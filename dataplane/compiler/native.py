@@ -1,0 +1,44 @@
+"""Generated pipelines on the compiled fast path (``common.accel``).
+
+A pipeline's generated Python is built into an extension under the hash of
+its full text, so the same program compiled with the same options finds
+its build and anything else (another program, a changed code generator)
+runs the text itself. The names the generated code uses come in by
+imports at the top, the same objects ``pipeline._globals`` hands ``exec``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from common import accel
+from common.accel_build import Job
+
+
+def header(names: Mapping[str, Any]) -> str:
+    """Import lines that bind ``names`` (name -> object) at module level."""
+    lines = []
+    for name, obj in names.items():
+        if name.startswith("__"):
+            continue
+        module = "struct" if obj.__module__ == "_struct" else obj.__module__
+        lines.append(f"from {module} import {obj.__qualname__} as {name}")
+    return "\n".join(lines) + "\n"
+
+
+def full_source(text: str, names: Mapping[str, Any]) -> str:
+    return header(names) + text
+
+
+def load(text: str, names: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The built pipeline's namespace, or None to run the text instead."""
+    module = accel.load_pipeline(full_source(text, names))
+    return None if module is None else module.__dict__
+
+
+def job(text: str, names: Mapping[str, Any]) -> Job | None:
+    """What to build for this pipeline; None when it is built already."""
+    source = full_source(text, names)
+    out = accel.pipeline_path(source)
+    return None if out.is_file() else Job(accel.pipeline_key(source), source, out)

@@ -1,0 +1,99 @@
+"""``intbed accel``: build and inspect the compiled fast path
+(``common.accel``): the sim's hot modules and the pipelines of P4 programs
+as C extensions."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from intbed.commands.p4opts import p4c_options
+
+
+def _pipeline_jobs(programs: tuple[Path, ...]) -> list[tuple[str, object]]:
+    from dataplane.compiler.pipeline import compile_file, native_job
+    from p4src import programs as shipped
+
+    out = []
+    for path in programs or tuple(shipped()):
+        compiled = compile_file(path)
+        if compiled.runnable:
+            out.append((path.name, native_job(compiled)))
+    return out
+
+
+@click.group()
+def accel() -> None:
+    """The compiled fast path: hot modules and pipelines built by Cython.
+
+    Each build is keyed by the exact source it came from; an edited module
+    or program runs as Python until built again. INTBED_PURE_PYTHON=1 runs
+    everything as Python.
+    """
+
+
+@accel.command()
+@click.argument("programs", nargs=-1, type=click.Path(exists=True, dir_okay=False,
+                                                      path_type=Path))
+@click.option("--jobs", "-j", type=click.IntRange(1), default=None,
+              help="Parallel compilers (default: one per core).")
+@p4c_options
+def build(programs: tuple[Path, ...], jobs: int | None) -> None:
+    """Build the hot modules and the pipelines of PROGRAMS (default: the
+    programs intbed ships); what is built already is skipped."""
+    from common.accel import accel_dir
+    from common.accel_build import build_all, module_jobs
+
+    todo = module_jobs()
+    todo += [job for _, job in _pipeline_jobs(programs) if job is not None]  # type: ignore[misc]
+    if not todo:
+        click.echo(f"compiled fast path: everything built already ({accel_dir()})")
+        return
+    click.echo(f"building {len(todo)} extension(s) into {accel_dir()} ...")
+    start = time.monotonic()
+    count = [0]
+
+    def done(job: object) -> None:
+        count[0] += 1
+        click.echo(f"  [{count[0]}/{len(todo)}] {job.name}"  # type: ignore[attr-defined]
+                   f"  ({time.monotonic() - start:.0f} s)")
+
+    build_all(todo, workers=jobs, done=done)
+    click.echo(f"compiled fast path built in {time.monotonic() - start:.0f} s")
+
+
+@accel.command()
+@click.argument("programs", nargs=-1, type=click.Path(exists=True, dir_okay=False,
+                                                      path_type=Path))
+@p4c_options
+def status(programs: tuple[Path, ...]) -> None:
+    """Which hot modules and pipelines have a build of their current source."""
+    from common.accel import MODULES, accel_dir, enabled
+    from common.accel_build import module_jobs
+
+    missing = {job.name for job in module_jobs()}
+    click.echo(f"artifacts: {accel_dir()}")
+    if not enabled():
+        click.echo("INTBED_PURE_PYTHON is set: this process runs everything as Python")
+    for name in MODULES:
+        click.echo(f"  {name:34} {'not built' if name in missing else 'built'}")
+    for name, job in _pipeline_jobs(programs):
+        click.echo(f"  pipeline {name:25} {'not built' if job is not None else 'built'}")
+
+
+@accel.command()
+def clean() -> None:
+    """Delete this interpreter's builds (the next intbed accel build makes
+    them again)."""
+    import shutil
+
+    from common.accel import accel_dir
+
+    where = accel_dir()
+    if where.exists():
+        shutil.rmtree(where)
+        click.echo(f"removed {where}")
+    else:
+        click.echo(f"nothing to remove ({where} does not exist)")

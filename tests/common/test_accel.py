@@ -1,0 +1,118 @@
+"""The compiled fast path's loader: a module runs compiled only from a build
+of its exact current source, Python otherwise, and never when
+``INTBED_PURE_PYTHON`` is set; a failed build is one clear error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from common import accel
+from common.accel_build import Job, build, compiler
+from common.errors import IntbedError
+from common.paths import child_env
+
+MODULE = "accpkg.hot"
+SOURCE = textwrap.dedent("""
+    def step(x):
+        return (x * 3 + 1) & 0xFFFF_FFFF_FFFF_FFFF_FFFF
+
+    def kind():
+        return type(step).__name__
+    """)
+
+_PROBE = textwrap.dedent("""
+    import json, sys
+    from common import accel
+    finder = accel.Finder(("accpkg.hot",))
+    if accel.enabled():
+        sys.meta_path.insert(0, finder)
+    import accpkg.hot as m
+    print(json.dumps({"kind": m.kind(), "step": m.step(2**70 + 5),
+                      "file": m.__file__, "missing": sorted(finder.missing)}))
+    """)
+
+
+def _have_compiler() -> str | None:
+    try:
+        compiler()
+    except IntbedError as exc:
+        return str(exc)
+    return None
+
+
+def _probe(root: Path, accel_dir: Path, **env: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True,
+        env=child_env({"PYTHONPATH": f"{root}:{child_env()['PYTHONPATH']}",
+                       accel.DIR_ENV: str(accel_dir), **env}))
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    pkg = tmp_path / "src" / "accpkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "hot.py").write_text(SOURCE)
+    return tmp_path / "src"
+
+
+def test_a_build_of_the_current_source_is_loaded_and_agrees(
+        package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if (why := _have_compiler()) is not None:
+        pytest.skip(why)
+    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
+    source = (package / "accpkg" / "hot.py").read_bytes()
+    out = build(Job(MODULE, source.decode(), accel.artifact_path(MODULE, source)))
+    assert out.is_file() and out.parent.parent == tmp_path / "accel"
+
+    compiled = _probe(package, tmp_path / "accel")
+    assert compiled["kind"] == "cython_function_or_method", compiled
+    assert compiled["file"] == str(out) and compiled["missing"] == []
+    pure = _probe(package, tmp_path / "accel", INTBED_PURE_PYTHON="1")
+    assert pure["kind"] == "function" and pure["file"].endswith("hot.py"), pure
+    # Python integers of any width survive compilation unchanged.
+    assert compiled["step"] == pure["step"] == ((2**70 + 5) * 3 + 1) & (2**80 - 1)
+
+    # An edited source no longer matches the build: Python runs it, and the
+    # finder says which build it looked for.
+    (package / "accpkg" / "hot.py").write_text(SOURCE + "\n# edited\n")
+    edited = _probe(package, tmp_path / "accel")
+    assert edited["kind"] == "function" and edited["missing"] == [MODULE], edited
+
+
+def test_a_source_that_does_not_build_is_one_error_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if (why := _have_compiler()) is not None:
+        pytest.skip(why)
+    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
+    out = tmp_path / "accel" / "broken.so"
+    with pytest.raises(IntbedError) as err:
+        build(Job("accpkg.broken", "def f(:\n    pass\n", out))
+    message = str(err.value)
+    assert "building accpkg.broken failed" in message and "\n" not in message
+    assert not out.exists() and list((tmp_path / "accel").iterdir()) == []  # nothing half-made
+
+
+def test_pure_python_turns_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(accel.PURE_ENV, "1")
+    assert not accel.enabled()
+    assert accel.load_pipeline("x = 1\n") is None
+    monkeypatch.setenv(accel.PURE_ENV, "0")
+    assert accel.enabled()
+
+
+def test_artifacts_are_keyed_by_source_and_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path))
+    a = accel.artifact_path("m.a", b"x = 1\n")
+    assert a == accel.artifact_path("m.a", b"x = 1\n")
+    assert a != accel.artifact_path("m.a", b"x = 2\n")
+    assert a != accel.artifact_path("m.b", b"x = 1\n")
+    assert accel.pipeline_key("y = 1\n") != accel.pipeline_key("y = 2\n")

@@ -1,0 +1,92 @@
+"""A generated pipeline built as an extension (``dataplane.compiler.native``)
+computes what its Python text computes: the same program compiled both
+ways, 400 random packets through each, byte for byte. The program mixes
+what generated code does most: extract and emit with fields across byte
+boundaries, arithmetic that wraps, a checksum, a hash, a register, a
+table and a header made valid or invalid."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from v1model_text import v1model
+
+from common import accel
+from common.accel_build import build, compiler
+from common.errors import IntbedError
+from dataplane.compiler.frontend.parser import parse_file
+from dataplane.compiler.pipeline import compile_program, native_job
+from dataplane.runtime.switch import Switch
+
+PROGRAM = v1model(
+    types="""header a_t { bit<3> x; bit<13> y; bit<48> mac; bit<16> sum; bit<8> sel; }
+header b_t { bit<32> v; }
+struct H { a_t a; b_t b; }
+struct M { bit<16> h; }
+""",
+    parser="""parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.a); transition select(hdr.a.sel) {
+        1: with_b; default: accept; } }
+    state with_b { pkt.extract(hdr.b); transition accept; }
+}
+""",
+    ingress="""control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    register<bit<32>>(8) seen;
+    action fwd(bit<9> port) { sm.egress_spec = port; }
+    action bump() { hdr.a.y = hdr.a.y + 13w8000; sm.egress_spec = 2; }
+    table t { key = { hdr.a.x : exact; } actions = { fwd; bump; } default_action = bump(); }
+    apply {
+        t.apply();
+        hash(m.h, HashAlgorithm.crc16, 16w0, { hdr.a.mac, hdr.a.y }, 16w65535);
+        bit<32> old;
+        seen.read(old, (bit<32>)hdr.a.x);
+        seen.write((bit<32>)hdr.a.x, old + (bit<32>)m.h);
+        if (hdr.b.isValid()) { hdr.b.v = hdr.b.v ^ (old + (bit<32>)m.h); }
+        else if (hdr.a.x == 3w5) { hdr.b.setValid(); hdr.b.v = 32w0xdeadbeef; }
+        update_checksum(true, { hdr.a.x, hdr.a.y, hdr.a.mac, hdr.a.sel }, hdr.a.sum,
+                        HashAlgorithm.csum16);
+    }
+}
+""",
+    deparser="control D(packet_out pkt, in H hdr) {\n"
+             "    apply { pkt.emit(hdr.a); pkt.emit(hdr.b); }\n}\n")
+
+
+def test_a_built_pipeline_matches_its_python_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        compiler()
+    except IntbedError as exc:
+        pytest.skip(str(exc))
+    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
+    src = tmp_path / "mix.p4"
+    src.write_text(PROGRAM)
+    python = compile_program(parse_file(src), src)
+    assert not python.native
+    job = native_job(python)
+    assert job is not None
+    build(job)
+    assert native_job(python) is None  # built: nothing left to do
+    built = compile_program(parse_file(src), src)
+    assert built.native and built.python_source == python.python_source
+
+    switches = []
+    for program in (python, built):
+        sw = Switch(program)
+        for x, action, args in ((1, "I.fwd", [3]), (5, "I.fwd", [4]), (2, "I.bump", [])):
+            sw.table_add("I.t", {"hdr.a.x": x}, action, args)
+        switches.append(sw)
+    rng = random.Random(7)
+    outputs = 0
+    for _ in range(400):
+        size = rng.choice([9, 12, 13, 16])  # short ones are rejected by the parser
+        frame = bytes(rng.randrange(256) for _ in range(size))
+        if rng.random() < 0.5 and size >= 9:
+            frame = frame[:8] + b"\x01" + frame[9:]
+        port = rng.randrange(4)
+        a, b = (sw.process(port, frame) for sw in switches)
+        assert a == b, frame.hex()
+        outputs += bool(a)
+    assert outputs > 200
