@@ -35,6 +35,8 @@ class Job:
     name: str
     source: str
     out: Path
+    label: str = ""
+    """What progress lines call it (default: ``name``)."""
 
 
 def compiler() -> str:

@@ -37,8 +37,8 @@ def load(text: str, names: Mapping[str, Any]) -> dict[str, Any] | None:
     return None if module is None else module.__dict__
 
 
-def job(text: str, names: Mapping[str, Any]) -> Job | None:
+def job(text: str, names: Mapping[str, Any], label: str = "") -> Job | None:
     """What to build for this pipeline; None when it is built already."""
     source = full_source(text, names)
     out = accel.pipeline_path(source)
-    return None if out.is_file() else Job(accel.pipeline_key(source), source, out)
+    return None if out.is_file() else Job(accel.pipeline_key(source), source, out, label)

@@ -76,7 +76,7 @@ def _globals() -> dict[str, Any]:
 def native_job(compiled: CompiledProgram) -> Job | None:
     """What ``intbed accel build`` builds for this program's pipeline (None
     when built already)."""
-    return native.job(compiled.python_source, _globals())
+    return native.job(compiled.python_source, _globals(), f"pipeline of {compiled.source.name}")
 
 
 def compile_program(program: Program, source: Path, *,

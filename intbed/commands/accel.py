@@ -57,7 +57,7 @@ def build(programs: tuple[Path, ...], jobs: int | None) -> None:
 
     def done(job: object) -> None:
         count[0] += 1
-        click.echo(f"  [{count[0]}/{len(todo)}] {job.name}"  # type: ignore[attr-defined]
+        click.echo(f"  [{count[0]}/{len(todo)}] {job.label or job.name}"  # type: ignore[attr-defined]
                    f"  ({time.monotonic() - start:.0f} s)")
 
     build_all(todo, workers=jobs, done=done)
