@@ -65,6 +65,14 @@ def accel_dir() -> Path:
     return cache / "intbed" / "accel" / tag
 
 
+def module_source(py_file: Path) -> bytes:
+    """What a module's build is made from: its source, and the ``.pxd``
+    beside it if there is one (Cython's declarations for its classes)."""
+    source = py_file.read_bytes()
+    pxd = py_file.with_suffix(".pxd")
+    return source + b"\0pxd\0" + pxd.read_bytes() if pxd.is_file() else source
+
+
 def artifact_path(name: str, source: bytes) -> Path:
     """The extension built from ``source`` for module ``name``."""
     digest = hashlib.sha256(b"\0".join([BUILD_VERSION.encode(), name.encode(), source]))
@@ -104,7 +112,7 @@ class Finder(importlib.abc.MetaPathFinder):
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             return None
         try:
-            source = Path(spec.origin).read_bytes()
+            source = module_source(Path(spec.origin))
         except OSError:
             return None
         built = artifact_path(fullname, source)

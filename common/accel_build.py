@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from common.accel import MODULES, artifact_path
+from common.accel import MODULES, artifact_path, module_source
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT
 
@@ -37,6 +37,8 @@ class Job:
     out: Path
     label: str = ""
     """What progress lines call it (default: ``name``)."""
+    pxd: str | None = None
+    """Declarations Cython reads beside the source (``module.pxd``)."""
 
 
 def compiler() -> str:
@@ -59,8 +61,19 @@ def build(job: Job) -> Path:
     with tempfile.TemporaryDirectory(dir=job.out.parent, prefix=".build-") as tmp:
         src = Path(tmp) / (job.name.rsplit(".", 1)[-1] + ".py")
         src.write_text(job.source, encoding="utf-8")
+        include = []
+        if job.pxd is not None:
+            # Cython finds a module's own .pxd by its dotted name, in a
+            # package tree on the include path.
+            *packages, last = job.name.split(".")
+            where = Path(tmp, "include", *packages)
+            where.mkdir(parents=True)
+            for depth in range(1, len(packages) + 1):
+                Path(tmp, "include", *packages[:depth], "__init__.py").touch()
+            (where / f"{last}.pxd").write_text(job.pxd, encoding="utf-8")
+            include = ["-I", str(Path(tmp, "include"))]
         c_file = Path(tmp) / "module.c"
-        cython = [sys.executable, "-m", "cython", "--module-name", job.name,
+        cython = [sys.executable, "-m", "cython", "--module-name", job.name, *include,
                   *(arg for d in DIRECTIVES for arg in ("-X", d)), "-o", str(c_file), str(src)]
         so_file = Path(tmp) / "module.so"
         gcc = [cc, "-shared", "-fPIC", OPTIMIZE, "-fwrapv", "-fno-strict-aliasing", "-DNDEBUG",
@@ -75,16 +88,17 @@ def build(job: Job) -> Path:
     return job.out
 
 
+def module_job(name: str) -> Job:
+    """The build of fast-path module ``name`` from its current source."""
+    path = PACKAGE_ROOT.joinpath(*name.split(".")).with_suffix(".py")
+    pxd = path.with_suffix(".pxd")
+    return Job(name, path.read_text(encoding="utf-8"), artifact_path(name, module_source(path)),
+               name, pxd.read_text(encoding="utf-8") if pxd.is_file() else None)
+
+
 def module_jobs(names: Iterable[str] = MODULES) -> list[Job]:
     """A job for each fast-path module whose current source is not built yet."""
-    jobs = []
-    for name in names:
-        path = PACKAGE_ROOT.joinpath(*name.split(".")).with_suffix(".py")
-        source = path.read_bytes()
-        out = artifact_path(name, source)
-        if not out.is_file():
-            jobs.append(Job(name, source.decode("utf-8"), out))
-    return jobs
+    return [job for job in map(module_job, names) if not job.out.is_file()]
 
 
 def build_all(jobs: list[Job], workers: int | None = None,

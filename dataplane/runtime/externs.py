@@ -14,6 +14,8 @@ import random as _random
 from collections.abc import Callable, Sequence
 from struct import unpack_from
 
+import cython
+
 from common.checksum import internet_checksum
 from common.errors import P4UnsupportedError, RuntimeConfigError
 
@@ -69,8 +71,8 @@ def make_crc(
     BMv2's defaults: crc16_custom = (0x8005, 0, 0, refin, refout) and
     crc32_custom = (0x04C11DB7, 0xFFFFFFFF, 0xFFFFFFFF, refin, refout).
     """
-    if width < 8:
-        raise ValueError("CRC width must be at least 8 bits")
+    if not 8 <= width <= 64:
+        raise ValueError("CRC width must be 8 to 64 bits")
     mask = (1 << width) - 1
     top = 1 << (width - 1)
     table = []
@@ -85,6 +87,9 @@ def make_crc(
         rtable = [_reflect(table[_reflect(i, 8)], width) for i in range(256)]
         rinit = _reflect(init, width)
 
+        # On the compiled fast path the register is a machine word (width is
+        # at most 64); as Python, these declarations do nothing.
+        @cython.locals(rem=cython.ulonglong, byte=cython.ulonglong)
         def crc_reflected(data: bytes) -> int:
             rem = rinit
             for byte in data:
@@ -97,6 +102,7 @@ def make_crc(
 
     shift = width - 8
 
+    @cython.locals(rem=cython.ulonglong, byte=cython.ulonglong)
     def crc_normal(data: bytes) -> int:
         rem = init
         for byte in data:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from common import accel
-from common.accel_build import Job, build, compiler
+from common.accel_build import Job, build, compiler, module_job
 from common.errors import IntbedError
 from common.paths import child_env
 
@@ -116,3 +116,65 @@ def test_artifacts_are_keyed_by_source_and_name(
     assert a != accel.artifact_path("m.a", b"x = 2\n")
     assert a != accel.artifact_path("m.b", b"x = 1\n")
     assert accel.pipeline_key("y = 1\n") != accel.pipeline_key("y = 2\n")
+
+
+_CLASS_PROBE = textwrap.dedent("""
+    import json, sys
+    from common import accel
+    finder = accel.Finder(("accpkg.box",))
+    sys.meta_path.insert(0, finder)
+    import accpkg.box as m
+    b = m.Box(2**70)
+    b.bump()
+    print(json.dumps({"heap_type": bool(m.Box.__flags__ & (1 << 9)), "n": b.n,
+                      "missing": sorted(finder.missing)}))
+    """)
+
+BOX = textwrap.dedent("""
+    class Box:
+        __slots__ = ("n",)
+
+        def __init__(self, n):
+            self.n = n
+
+        def bump(self):
+            self.n = self.n * 2 + 1
+    """)
+
+
+def test_a_pxd_beside_the_source_makes_an_extension_type_and_is_part_of_the_key(
+        package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if (why := _have_compiler()) is not None:
+        pytest.skip(why)
+    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
+    py = package / "accpkg" / "box.py"
+    py.write_text(BOX)
+    py.with_suffix(".pxd").write_text("cdef class Box:\n    cdef public object n\n")
+    source = accel.module_source(py)
+    assert source != py.read_bytes()  # the declarations count
+    build(Job("accpkg.box", BOX, accel.artifact_path("accpkg.box", source),
+              pxd=py.with_suffix(".pxd").read_text()))
+
+    def probe() -> dict:
+        proc = subprocess.run(
+            [sys.executable, "-c", _CLASS_PROBE], capture_output=True, text=True, check=True,
+            env=child_env({"PYTHONPATH": f"{package}:{child_env()['PYTHONPATH']}",
+                           accel.DIR_ENV: str(tmp_path / "accel")}))
+        return json.loads(proc.stdout)
+
+    built = probe()
+    assert built == {"heap_type": False, "n": 2**71 + 1, "missing": []}, built
+    py.with_suffix(".pxd").write_text("cdef class Box:\n    cdef public object n  # edited\n")
+    edited = probe()
+    assert edited == {"heap_type": True, "n": 2**71 + 1, "missing": ["accpkg.box"]}, edited
+
+
+def test_the_sim_modules_build_from_their_source_and_declarations() -> None:
+    sim = [m for m in accel.MODULES if m.startswith("dataplane.targets.sim")]
+    assert len(sim) == 2
+    for name in sim:
+        job = module_job(name)
+        assert job.pxd is not None and "cdef class" in job.pxd
+        assert job.out == accel.artifact_path(name, job.source.encode() + b"\0pxd\0"
+                                              + job.pxd.encode())
+    assert module_job("traffic.receiver").pxd is None

@@ -1,0 +1,26 @@
+# Cython's view of network.py on the compiled fast path (common.accel): the
+# classes with __slots__ as extension types, so their own attribute reads
+# are direct slot loads. Python ignores this file; the attributes are those
+# of __slots__, all plain objects, so both paths behave the same.
+cdef class Wire:
+    cdef public object sim, dst, dst_port, delay_ns, loss, rng, bits_ns, sent, lost
+    cdef public object bandwidth_bps, _deliver, _heap, _seq
+
+cdef class EgressPort:
+    cdef public object sim, switch, port, queue, depth, gap_ns, wire, busy, free_at
+    cdef public object drops, tx_packets, tx_bytes, max_depth, taps
+
+cdef class HostNic:
+    cdef public object sim, wire, queue, busy
+
+# SimSwitch and SimHost keep an instance __dict__: apps and tests may set
+# attributes of their own on them, as they can on any Python object.
+cdef class SimSwitch:
+    cdef dict __dict__
+    cdef public object sim, recirculation_ns, recirculated, name, engine, ports, offset_us
+    cdef public object proc_gap_ns, input, input_depth, input_busy, input_drops, rx_packets
+    cdef public object taps, unconnected, unconnected_drops
+
+cdef class SimHost:
+    cdef dict __dict__
+    cdef public object sim, name, mac, ip, nic, handlers, rx_packets, tx_packets
