@@ -166,11 +166,16 @@ def run_pint(net: Network, topo: Topology, *, flows: dict[HostFlow, int], coding
     reports: list[bytes] = []
     hops: dict[Flow, list[tuple[int, int]]] = {}  # (time, switch id) of the first packet
     delivered: list[bytes] = []
+    ends = Endpoints(topo)
+    # Only the run's own flows: on a live target the hosts' kernels send
+    # frames of their own (an ICMP error, say) that may also carry
+    # identification 0.
+    sent_flows = {frame_flow(ends.flow_frame(flow, 0)) for flow in flows}
 
     def tap(ns: int, switch: str, _port: int, frame: bytes) -> None:
         parsed = frame_flow(frame)
-        if parsed is not None and parsed[1] == 0:
-            hops.setdefault(parsed[0], []).append((ns, ids[switch]))
+        if parsed in sent_flows:
+            hops.setdefault(parsed[0], []).append((ns, ids[switch]))  # type: ignore[index]
 
     lock = threading.Lock()  # live targets hand frames over from reader threads
 
@@ -196,7 +201,6 @@ def run_pint(net: Network, topo: Topology, *, flows: dict[HostFlow, int], coding
             net.listen(host, on_delivered)
         net.install_routes()
         configure(net, topo, plan, coding, seed, ids)
-        ends = Endpoints(topo)
         for ident in range(max(flows.values(), default=0)):
             for flow, count in flows.items():
                 if ident < count:
