@@ -73,11 +73,14 @@ def module_source(py_file: Path) -> bytes:
     return source + b"\0pxd\0" + pxd.read_bytes() if pxd.is_file() else source
 
 
+def _digest(*parts: bytes) -> str:
+    return hashlib.sha256(b"\0".join([BUILD_VERSION.encode(), *parts])).hexdigest()[:24]
+
+
 def artifact_path(name: str, source: bytes) -> Path:
     """The extension built from ``source`` for module ``name``."""
-    digest = hashlib.sha256(b"\0".join([BUILD_VERSION.encode(), name.encode(), source]))
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return accel_dir() / f"{name}-{digest.hexdigest()[:24]}{suffix}"
+    return accel_dir() / f"{name}-{_digest(name.encode(), source)}{suffix}"
 
 
 def load_extension(name: str, path: Path) -> ModuleType:
@@ -101,8 +104,8 @@ class Finder(importlib.abc.MetaPathFinder):
 
     def __init__(self, names: tuple[str, ...] = MODULES) -> None:
         self.names = frozenset(names)
-        self.compiled: dict[str, Path] = {}
         self.missing: dict[str, Path] = {}
+        """Modules that ran as Python, with the build looked for."""
 
     def find_spec(self, fullname: str, path: object = None,
                   target: object = None) -> importlib.machinery.ModuleSpec | None:
@@ -119,7 +122,6 @@ class Finder(importlib.abc.MetaPathFinder):
         if not built.is_file():
             self.missing[fullname] = built
             return None
-        self.compiled[fullname] = built
         loader = importlib.machinery.ExtensionFileLoader(fullname, str(built))
         return importlib.util.spec_from_file_location(fullname, built, loader=loader)
 
@@ -152,8 +154,7 @@ _PIPELINES: dict[str, ModuleType] = {}
 
 def pipeline_key(source: str) -> str:
     """The module name a generated pipeline's source is built under."""
-    digest = hashlib.sha256(b"\0".join([BUILD_VERSION.encode(), source.encode()]))
-    return f"p4gen_{digest.hexdigest()[:24]}"
+    return f"p4gen_{_digest(source.encode())}"
 
 
 def pipeline_path(source: str) -> Path:
