@@ -22,8 +22,7 @@ def header(names: Mapping[str, Any]) -> str:
     for name, obj in names.items():
         if name.startswith("__"):
             continue
-        module = "struct" if obj.__module__ == "_struct" else obj.__module__
-        lines.append(f"from {module} import {obj.__qualname__} as {name}")
+        lines.append(f"from {obj.__module__} import {obj.__qualname__} as {name}")
     return "\n".join(lines) + "\n"
 
 
