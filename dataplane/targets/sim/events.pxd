@@ -1,6 +1,15 @@
 # Cython's view of events.py on the compiled fast path (common.accel): the
-# Simulator as an extension type, so its own attribute reads are direct
-# slot loads. Python ignores this file; the attributes are those of
-# __slots__, all plain objects, so both paths behave the same.
+# Simulator as an extension type whose event queue is a heap over arrays of
+# machine words (the times and sequence numbers) with the callbacks in
+# parallel lists. Python ignores this file and runs the heapq branch.
 cdef class Simulator:
     cdef public object now_ns, heap, seq, events_run, _stopped
+    cdef long long[:] _when, _order
+    cdef list _fns, _args
+    cdef Py_ssize_t _n
+    cdef long long _next
+    cdef void _grow(self)
+    cdef void _pop_head(self)
+    cdef inline void _move(self, Py_ssize_t src, Py_ssize_t dst)
+    cdef inline void _put(self, Py_ssize_t pos, long long when, long long order, object fn,
+                          object args)

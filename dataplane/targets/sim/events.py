@@ -3,17 +3,28 @@
 Time is kept in integer nanoseconds so serialization delays of small packets
 on fast links stay exact and runs are bit-for-bit reproducible; P4
 timestamps and apps see microseconds and seconds derived from it.
+
+Events run in (time, sequence number) order. In Python the queue is
+``heapq`` over ``(when_ns, seq, fn, args)`` tuples; on the compiled fast
+path (``common.accel``, ``events.pxd``) it is a binary heap over two arrays
+of machine words with the callbacks in parallel lists, so ordering costs
+integer compares instead of tuple compares. Both pop the same events in the
+same order: the keys are the same and unique.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+from array import array
 from collections.abc import Callable
 from typing import Any
 
+import cython
+
 NS_PER_US = 1_000
 NS_PER_S = 1_000_000_000
+_FIRST_CAPACITY = 64
 
 
 class Simulator:
@@ -21,19 +32,27 @@ class Simulator:
 
     Events scheduled for the same instant run in the order they were
     scheduled (a sequence number breaks ties), which keeps runs
-    deterministic. ``heap`` and ``seq`` are public for the hot paths that
-    push an event themselves: ``(when_ns, next(seq), fn, args)``, never
-    earlier than ``now_ns``.
+    deterministic. Hot paths call ``push(when_ns, fn, args)`` (no
+    clamping: never earlier than ``now_ns``).
     """
 
-    __slots__ = ("now_ns", "heap", "seq", "events_run", "_stopped")
+    __slots__ = ("now_ns", "heap", "seq", "events_run", "_stopped",
+                 "_when", "_order", "_fns", "_args", "_n", "_next")
 
     def __init__(self) -> None:
         self.now_ns = 0
-        self.heap: list[tuple[int, int, Callable[..., Any], tuple[Any, ...]]] = []
-        self.seq = itertools.count()
         self.events_run = 0
         self._stopped = False
+        if cython.compiled:
+            self._when = array("q", bytes(8 * _FIRST_CAPACITY))
+            self._order = array("q", bytes(8 * _FIRST_CAPACITY))
+            self._fns = [None] * _FIRST_CAPACITY
+            self._args = [None] * _FIRST_CAPACITY
+            self._n = 0
+            self._next = 0
+        else:
+            self.heap: list[tuple[int, int, Callable[..., Any], tuple[Any, ...]]] = []
+            self.seq = itertools.count()
 
     # -- clock interface for apps (seconds, like asyncio's loop) ------------
 
@@ -55,38 +74,150 @@ class Simulator:
     def at_ns(self, when_ns: int, fn: Callable[..., Any], *args: Any) -> None:
         if when_ns < self.now_ns:
             when_ns = self.now_ns
-        heapq.heappush(self.heap, (when_ns, next(self.seq), fn, args))
+        self.push(when_ns, fn, args)
 
     def after_ns(self, delay_ns: int, fn: Callable[..., Any], *args: Any) -> None:
-        heapq.heappush(self.heap, (self.now_ns + delay_ns, next(self.seq), fn, args))
+        self.push(self.now_ns + delay_ns, fn, args)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(when=cython.longlong, pos=cython.Py_ssize_t, parent=cython.Py_ssize_t,
+                   order=cython.longlong)
+    def push(self, when_ns: int, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        """Run ``fn(*args)`` at ``when_ns`` (not before ``now_ns``)."""
+        if not cython.compiled:
+            heapq.heappush(self.heap, (when_ns, next(self.seq), fn, args))
+            return
+        when = when_ns
+        if self._n == len(self._fns):
+            self._grow()
+        order = self._next
+        self._next += 1
+        pos = self._n
+        self._n += 1
+        # Sift the hole up; a later push never goes before an equal time.
+        while pos > 0:
+            parent = (pos - 1) >> 1
+            if self._when[parent] <= when:
+                break
+            self._move(parent, pos)
+            pos = parent
+        self._put(pos, when, order, fn, args)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(i=cython.Py_ssize_t, cap=cython.Py_ssize_t, old_when=cython.longlong[:],
+                   old_order=cython.longlong[:])
+    def _grow(self) -> None:
+        cap = len(self._fns)
+        old_when = self._when
+        old_order = self._order
+        self._when = array("q", bytes(16 * cap))
+        self._order = array("q", bytes(16 * cap))
+        for i in range(cap):
+            self._when[i] = old_when[i]
+            self._order[i] = old_order[i]
+        self._fns.extend([None] * cap)
+        self._args.extend([None] * cap)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(n=cython.Py_ssize_t, pos=cython.Py_ssize_t, child=cython.Py_ssize_t,
+                   right=cython.Py_ssize_t, when=cython.longlong, order=cython.longlong,
+                   cw=cython.longlong, rw=cython.longlong)
+    def _pop_head(self) -> None:
+        """Remove the earliest event (compiled path; the caller has read it)."""
+        n = self._n - 1
+        self._n = n
+        when = self._when[n]
+        order = self._order[n]
+        fn = self._fns[n]
+        args = self._args[n]
+        self._fns[n] = None
+        self._args[n] = None
+        if n == 0:
+            return
+        pos = 0
+        while True:
+            child = 2 * pos + 1
+            if child >= n:
+                break
+            right = child + 1
+            if right < n:
+                cw = self._when[child]
+                rw = self._when[right]
+                if rw < cw or (rw == cw and self._order[right] < self._order[child]):
+                    child = right
+            cw = self._when[child]
+            if cw > when or (cw == when and self._order[child] > order):
+                break
+            self._move(child, pos)
+            pos = child
+        self._put(pos, when, order, fn, args)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def _move(self, src: int, dst: int) -> None:
+        self._when[dst] = self._when[src]
+        self._order[dst] = self._order[src]
+        self._fns[dst] = self._fns[src]
+        self._args[dst] = self._args[src]
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def _put(self, pos: int, when: int, order: int, fn: Callable[..., Any],
+             args: tuple[Any, ...]) -> None:
+        self._when[pos] = when
+        self._order[pos] = order
+        self._fns[pos] = fn
+        self._args[pos] = args
 
     def stop(self) -> None:
         """Stop ``run`` after the current event."""
         self._stopped = True
 
     def pending(self) -> int:
+        if cython.compiled:
+            return self._n
         return len(self.heap)
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(limit=cython.longlong, when=cython.longlong, count=cython.longlong,
+                   next_progress=cython.longlong)
     def run(self, until_ns: int | None = None,
             progress: Callable[[int], None] | None = None,
             progress_every_ns: int = NS_PER_S) -> int:
         """Run events up to and including ``until_ns`` (or until none are
         left). Returns the number of events run. ``progress`` is called with
         the virtual time about every ``progress_every_ns``."""
-        heap = self.heap
-        pop = heapq.heappop
         limit = until_ns if until_ns is not None else 1 << 62
         next_progress = self.now_ns + progress_every_ns
         count = 0
         self._stopped = False
-        while heap and heap[0][0] <= limit and not self._stopped:
-            when, _, fn, args = pop(heap)
-            self.now_ns = when
-            fn(*args)
-            count += 1
-            if progress is not None and when >= next_progress:
-                progress(when)
-                next_progress = when + progress_every_ns
+        if cython.compiled:
+            while self._n and self._when[0] <= limit and not self._stopped:
+                when = self._when[0]
+                fn = self._fns[0]
+                args = self._args[0]
+                self._pop_head()
+                self.now_ns = when
+                fn(*args)
+                count += 1
+                if progress is not None and when >= next_progress:
+                    progress(when)
+                    next_progress = when + progress_every_ns
+        else:
+            heap = self.heap
+            pop = heapq.heappop
+            while heap and heap[0][0] <= limit and not self._stopped:
+                when, _, fn, args = pop(heap)
+                self.now_ns = when
+                fn(*args)
+                count += 1
+                if progress is not None and when >= next_progress:
+                    progress(when)
+                    next_progress = when + progress_every_ns
         if until_ns is not None and not self._stopped:
             self.now_ns = max(self.now_ns, until_ns)
         self.events_run += count

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from heapq import heappush
 from typing import Any
 
+import cython
+
 from common.errors import InvalidValueError
 from dataplane.runtime.switch import EgressJob, Switch
 from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator
@@ -49,8 +51,9 @@ class Wire:
         self.rng = rng
         self.sent = 0
         self.lost = 0
-        # The hot path pushes the arrival straight onto the event heap (what
-        # ``Simulator.at_ns`` does, less two calls per packet).
+        # In Python the hot path pushes the arrival straight onto the event
+        # heap (what ``Simulator.push`` does, less a call per packet); the
+        # compiled Simulator has no tuple heap and takes ``push``.
         self._deliver = dst.receive
         self._heap = sim.heap
         self._seq = sim.seq
@@ -65,8 +68,11 @@ class Wire:
         if self.loss and self.rng.random() < self.loss:
             self.lost += 1
             return
-        heappush(self._heap, (self.sim.now_ns + ser_ns + self.delay_ns, next(self._seq),
-                              self._deliver, (self.dst_port, packet)))
+        when = self.sim.now_ns + ser_ns + self.delay_ns
+        if cython.compiled:
+            self.sim.push(when, self._deliver, (self.dst_port, packet))
+        else:
+            heappush(self._heap, (when, next(self._seq), self._deliver, (self.dst_port, packet)))
 
 
 class EgressPort:
@@ -218,8 +224,11 @@ class SimSwitch:
         if not self.input_busy:
             self.input_busy = True
             sim = self.sim
-            heappush(sim.heap, (sim.now_ns + self.proc_gap_ns, next(sim.seq), self._serve_input,
-                                ()))
+            if cython.compiled:
+                sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
+            else:
+                heappush(sim.heap, (sim.now_ns + self.proc_gap_ns, next(sim.seq),
+                                    self._serve_input, ()))
 
     def recirculate(self, item: tuple[Any, ...]) -> None:
         """BMv2 hands a recirculated packet back to its ingress buffer: here it
@@ -242,8 +251,11 @@ class SimSwitch:
         self.ingress(*item)
         if self.input:
             sim = self.sim
-            heappush(sim.heap, (sim.now_ns + self.proc_gap_ns, next(sim.seq), self._serve_input,
-                                ()))
+            if cython.compiled:
+                sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
+            else:
+                heappush(sim.heap, (sim.now_ns + self.proc_gap_ns, next(sim.seq),
+                                    self._serve_input, ()))
         else:
             self.input_busy = False
 
