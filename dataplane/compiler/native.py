@@ -10,6 +10,7 @@ imports at the top, the same objects ``pipeline._globals`` hands ``exec``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 from common import accel
@@ -21,6 +22,10 @@ def header(names: Mapping[str, Any]) -> str:
     lines = []
     for name, obj in names.items():
         if name.startswith("__"):
+            continue
+        if isinstance(obj, ModuleType):
+            lines.append(f"import {obj.__name__}" if obj.__name__ == name
+                         else f"import {obj.__name__} as {name}")
             continue
         lines.append(f"from {obj.__module__} import {obj.__qualname__} as {name}")
     return "\n".join(lines) + "\n"

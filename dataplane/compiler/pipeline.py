@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cython
+
 from common.accel_build import Job
 from dataplane.compiler import native
 from dataplane.compiler.check import check_program
@@ -69,6 +71,7 @@ def _globals() -> dict[str, Any]:
         "verify_checksum": rt_externs.verify_checksum,
         "update_checksum": rt_externs.update_checksum,
         "Struct": struct.Struct,
+        "cython": cython,
         "__builtins__": __builtins__,
     }
 

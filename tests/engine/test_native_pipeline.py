@@ -90,3 +90,40 @@ def test_a_built_pipeline_matches_its_python_text(
         assert a == b, frame.hex()
         outputs += bool(a)
     assert outputs > 200
+
+
+def _checksum_program(fields: str, types: str) -> str:
+    return v1model(
+        types=types + "struct M { }\n",
+        parser="parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {\n"
+               "    state start { pkt.extract(hdr.a); transition accept; }\n}\n",
+        ingress="control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
+                f"    apply {{ update_checksum(true, {{ {fields} }}, hdr.a.sum,\n"
+                "                             HashAlgorithm.csum16); }\n}\n",
+        deparser="control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.a); } }\n")
+
+
+@pytest.mark.parametrize(("fields", "typed"), [
+    ("hdr.a.x, hdr.a.y", True),            # a sum below 2**49
+    ("hdr.a.y, hdr.a.x, hdr.a.w", False),  # 2**64 - 1 plus more: past a machine word
+])
+def test_inline_checksum_sums_in_a_machine_word_only_when_it_cannot_overflow(
+        tmp_path: Path, fields: str, typed: bool) -> None:
+    src = tmp_path / "ck.p4"
+    src.write_text(_checksum_program(
+        fields, "header a_t { bit<16> x; bit<48> y; bit<64> w; bit<16> sum; }\n"
+                "struct H { a_t a; }\n"))
+    program = compile_program(parse_file(src), src)
+    assert ("=cython.ulonglong" in program.python_source) is typed
+    sw = Switch(program)
+    frame = bytes(range(200, 218)) + bytes(2)
+    out = sw.process(0, frame)
+    # The Internet checksum of the fields as they sit in the list, written
+    # independently: 16-bit big-endian words, zero-padded, ones' complement.
+    x, y, w = frame[0:2], frame[2:8], frame[8:16]
+    parts = {"hdr.a.x": x, "hdr.a.y": y, "hdr.a.w": w}
+    data = b"".join(parts[f.strip()] for f in fields.split(","))
+    total = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
+    while total > 0xFFFF:
+        total = (total & 0xFFFF) + (total >> 16)
+    assert out == [(0, frame[:16] + (0xFFFF - total).to_bytes(2, "big") + frame[18:])]

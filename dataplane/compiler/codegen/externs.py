@@ -983,14 +983,28 @@ class ExternMixin:
             values.append((code, w))
         total = sum(w for _, w in values)
         offset = (-total) % 16  # the zero bits that pad the list to whole words
-        terms = []
+        shifted = []
         for code, w in reversed(values):
-            terms.append(f"(({code}) << {offset % 16})" if offset % 16 else f"({code})")
+            shifted.append((code, w, offset % 16))
             offset += w
+        shifted.reverse()
+        # The compiled fast path sums in a machine word when no term or sum
+        # can reach 2**64: each field in a C local, so no integer objects.
+        typed = sum(((1 << w) - 1) << k for _, w, k in shifted) < 1 << 64
         c = self.ev(args[0], BoolT())
         v = self.fresh("v")
         with self.w.block(f"if {c.code}"):
-            self.w(f"{v} = {' + '.join(reversed(terms))}")
+            terms = []
+            for code, _, k in shifted:
+                if typed:
+                    t = self.fresh("f")
+                    self.w(f"{t} = {code}")
+                    self.w.ctypes[t] = "ulonglong"
+                    code = t
+                terms.append(f"(({code}) << {k})" if k else f"({code})")
+            if typed:
+                self.w.ctypes[v] = "ulonglong"
+            self.w(f"{v} = {' + '.join(terms)}")
             ck = f"(65535 - (({v} % 65535) or (65535 if {v} else 0)))"
             if name == "verify_checksum":
                 target = self.ev(args[2])

@@ -264,6 +264,9 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             if len(self.w.lines) == mark:
                 self.w("pass")
                 self.empty_funcs.add(header.split("(", 1)[0])
+            if self.w.ctypes:
+                decl = ", ".join(f"{k}=cython.{v}" for k, v in sorted(self.w.ctypes.items()))
+                self.w.lines.insert(0, f"    @cython.locals({decl})")
             self.funcs.append(self.w)
         finally:
             self.w, self.ctx, self.scope = saved
