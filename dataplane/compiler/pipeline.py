@@ -68,6 +68,7 @@ def _globals() -> dict[str, Any]:
         "read_bits": support.read_bits,
         "join_bits": support.join_bits,
         "compute_hash": rt_externs.compute_hash,
+        "hash_bytes": rt_externs.hash_bytes,
         "verify_checksum": rt_externs.verify_checksum,
         "update_checksum": rt_externs.update_checksum,
         "Struct": struct.Struct,

@@ -179,7 +179,12 @@ def compute_hash(
     ``modify_field_with_hash_based_offset`` does it: ``base + h % max`` in
     uint64 arithmetic (``max == 0`` is treated as 1, so the result is ``base``),
     then truncated to the width of ``result``."""
-    h = HASH_ALGORITHMS[algo](pack_bits(fields))
+    return hash_bytes(algo, pack_bits(fields), base, max_, out_width)
+
+
+def hash_bytes(algo: str, data: bytes, base: int, max_: int, out_width: int) -> int:
+    """``compute_hash`` of fields packed already (``pack_bits``' bytes)."""
+    h = HASH_ALGORITHMS[algo](data)
     size = max_ & MASK64 or 1
     return ((h % size + (base & MASK64)) & MASK64) & ((1 << out_width) - 1)
 

@@ -60,6 +60,11 @@ if TYPE_CHECKING:
     from dataplane.compiler.codegen.generator import CodeGen
 
 
+_PACK_CODES = {8: "B", 16: "H", 32: "I", 48: "IH", 64: "Q"}
+"""struct codes of the whole-byte widths ``packed_fields`` packs (48 bits as
+two fields)."""
+
+
 class CopyBlockParams(Exception):
     """A control generated to work on its caller's variables in place was
     applied again with other variables: generation starts over with that
@@ -887,13 +892,14 @@ class ExternMixin:
                                          e, want)
         raise self.unsupported(e, f"method {kind}.{name}")
 
-    def field_list(self: CodeGen, e: ast.Expr) -> str:
+    def field_list(self: CodeGen, e: ast.Expr, vals: list[Val] | None = None) -> str:
         """Code for a tuple of (value, width) pairs built from a data
-        argument; fields of invalid headers are left out, as BMv2 does."""
+        argument; fields of invalid headers are left out, as BMv2 does.
+        ``vals``: the list's elements evaluated already."""
         if isinstance(e, ast.ListExpr):
             out = []
-            for x in e.elems:
-                v = self.ev(x)
+            for i, x in enumerate(e.elems):
+                v = vals[i] if vals is not None else self.ev(x)
                 items = self._flist(v.type, self.flat(v), None)
                 valid = self._header_valid(x)
                 if valid is not None and not isinstance(strip(v.type), HeaderT):
@@ -902,6 +908,34 @@ class ExternMixin:
             return "(" + "".join(out) + ")"
         v = self.ev(e)
         return "(" + "".join(self._flist(v.type, self.flat(v), None)) + ")"
+
+    def packed_fields(self: CodeGen, elems: list[ast.Expr], vals: list[Val]) -> str | None:
+        """Code for the bytes ``pack_bits`` would make of a list of whole-byte
+        unsigned fields (8, 16, 32, 48 or 64 bits): each run of fields under
+        one validity bit packed by one ``struct`` call, an invalid header's
+        run left out. Field values are always within their width, so the
+        bytes are those fields' big-endian bytes in order. None: the list
+        needs the general path."""
+        runs: list[tuple[str | None, list[tuple[str, str]]]] = []
+        for x, v in zip(elems, vals):
+            t = strip(v.type)
+            if v.parts is not None or not isinstance(t, BitT) or t.signed \
+                    or t.width not in _PACK_CODES:
+                return None
+            valid = self._header_valid(x)
+            if not runs or runs[-1][0] != valid:
+                runs.append((valid, []))
+            if t.width == 48:
+                runs[-1][1].extend((("I", f"({v.code}) >> 16"), ("H", f"({v.code}) & 65535")))
+            else:
+                runs[-1][1].append((_PACK_CODES[t.width], v.code))
+        parts = []
+        for valid, fields in runs:
+            k = self.struct_formats.setdefault(">" + "".join(c for c, _ in fields),
+                                               len(self.struct_formats))
+            call = f"SP{k}({', '.join(code for _, code in fields)})"
+            parts.append(call if valid is None else f"({call} if {valid} else b'')")
+        return " + ".join(parts)
 
     def _header_valid(self: CodeGen, e: ast.Expr) -> str | None:
         """Validity bit of the header a field expression reads, if any: BMv2
@@ -1067,11 +1101,17 @@ class ExternMixin:
             if algo == "random":
                 raise self.internal(args[1], "HashAlgorithm.random in hash()")
             base = self.ev(args[2])
-            data = self.field_list(args[3])
+            elems = args[3].elems if isinstance(args[3], ast.ListExpr) else None
+            vals = [self.ev(x) for x in elems] if elems else None
+            packed = self.packed_fields(elems, vals) if elems and vals else None
             mx = self.ev(args[4])
             width = field_bits(strip(lv.type))
-            self.store(lv, Val(lv.type, code=f"compute_hash({algo!r}, {data}, {base.code}, "
-                                             f"{mx.code}, {width})"))
+            if packed is not None:
+                call = f"hash_bytes({algo!r}, {packed}, {base.code}, {mx.code}, {width})"
+            else:
+                data = self.field_list(args[3], vals)
+                call = f"compute_hash({algo!r}, {data}, {base.code}, {mx.code}, {width})"
+            self.store(lv, Val(lv.type, code=call))
             return void
         if name in ("verify_checksum", "update_checksum"):
             fast = self.fast_csum16(name, args)
