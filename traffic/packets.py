@@ -25,7 +25,9 @@ from functools import lru_cache
 from socket import inet_aton
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from common.checksum import fold, ones_sum
+import cython
+
+from common.checksum import ones_sum
 from traffic.errors import TrafficError
 
 if TYPE_CHECKING:
@@ -273,12 +275,18 @@ class PacketFactory:
         self._l4_base = ones_sum(bytes(pseudo)) + ones_sum(seg)
         self._template = bytes(template)
 
+    # On the compiled fast path the sums are machine words (each is a few
+    # 16-bit words plus a folded base); Python ignores the declarations.
+    @cython.locals(ip_id=cython.ulonglong, s=cython.ulonglong, total=cython.ulonglong,
+                   t=cython.ulonglong, ck=cython.ulonglong, ip_ck=cython.ulonglong)
     def packet(self, seq: int, sport: int | None = None, dport: int | None = None) -> bytes:
         """Frame of packet ``seq``; ``sport``/``dport`` override the flow's."""
         buf = bytearray(self._template)
         ip_id = seq & 0xFFFF
         _H.pack_into(buf, 18, ip_id)  # ETH_LEN + 4
-        _H.pack_into(buf, 24, fold(self._ip_base + ip_id) ^ 0xFFFF)  # ETH_LEN + 10
+        total = self._ip_base + ip_id
+        ip_ck = total % 0xFFFF or (0xFFFF if total else 0)  # common.checksum.fold
+        _H.pack_into(buf, 24, ip_ck ^ 0xFFFF)  # ETH_LEN + 10
         if sport is None:
             sport = self.flow.sport
         if dport is None:
@@ -299,8 +307,10 @@ class PacketFactory:
             t = (seq * self._payload_size) & 0xFFFF_FFFF
             _I.pack_into(buf, 38, t)  # self._l4 + 4
             total += (t >> 16) + (t & 0xFFFF)
-            _H.pack_into(buf, self._csum_off, fold(total) ^ 0xFFFF)
+            ck = total % 0xFFFF or (0xFFFF if total else 0)
+            _H.pack_into(buf, self._csum_off, ck ^ 0xFFFF)
         elif self._udp_csum:
+            ck = total % 0xFFFF or (0xFFFF if total else 0)
             # RFC 768: a computed zero is sent as all ones.
-            _H.pack_into(buf, self._csum_off, (fold(total) ^ 0xFFFF) or 0xFFFF)
+            _H.pack_into(buf, self._csum_off, (ck ^ 0xFFFF) or 0xFFFF)
         return bytes(buf)

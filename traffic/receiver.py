@@ -43,6 +43,10 @@ LATENCY_PERCENTILES = (50, 90, 99)
 _HH = struct.Struct("!HH")
 _Q = struct.Struct("!Q")
 _ntoa = socket.inet_ntoa
+# The FlowKeys of flows seen lately, by their raw addresses and ports: a
+# flow's packets share one key instead of formatting two addresses each.
+_FLOW_KEYS: dict[tuple[bytes, int, int, int], FlowKey] = {}
+_FLOW_KEYS_KEPT = 1 << 16
 
 
 def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
@@ -81,9 +85,15 @@ def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
     if data > end:
         return None, None, frame
     sport, dport = _HH.unpack_from(frame, l4)
-    key = FlowKey(
-        _ntoa(frame[off + 12 : off + 16]), _ntoa(frame[off + 16 : off + 20]), proto, sport, dport
-    )
+    addresses = frame[off + 12 : off + 20]
+    seen = (addresses, proto, sport, dport)
+    key = _FLOW_KEYS.get(seen)
+    if key is None:
+        if len(_FLOW_KEYS) >= _FLOW_KEYS_KEPT:
+            _FLOW_KEYS.clear()
+        key = _FLOW_KEYS[seen] = FlowKey(
+            _ntoa(addresses[:4]), _ntoa(addresses[4:]), proto, sport, dport
+        )
     payload = frame[data:end]
     seq = _Q.unpack_from(payload)[0] if len(payload) >= SEQ_BYTES else None
     return key, seq, payload

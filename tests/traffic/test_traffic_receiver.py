@@ -179,3 +179,25 @@ def test_per_host_and_merged_stats() -> None:
     assert merged.stats(sent).lost == 0
     both = SentLog.merged([sent, sent])
     assert len(both) == 500 and both.times_us == sorted(both.times_us)
+
+
+def test_flow_keys_are_remembered_per_flow_and_forgotten_when_many(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """parse_frame keeps the FlowKeys of recent flows; a key must stay the
+    flow's own, across flows that differ in one field and across a reset of
+    what it remembers."""
+    import traffic.receiver as receiver
+
+    monkeypatch.setattr(receiver, "_FLOW_KEYS_KEPT", 3)
+    monkeypatch.setattr(receiver, "_FLOW_KEYS", {})
+    variants = [FLOW, *(FlowSpec(FLOW.src_mac, FLOW.dst_mac, src, dst, proto, sp, dp, 20)
+                        for src, dst, proto, sp, dp in (
+                            ("10.0.0.2", "10.0.0.1", "udp", 1111, 2222),
+                            ("10.0.0.1", "10.0.0.2", "tcp", 1111, 2222),
+                            ("10.0.0.1", "10.0.0.2", "udp", 2222, 1111),
+                            ("10.0.0.1", "10.0.0.3", "udp", 1111, 2222)))]
+    for _ in range(3):
+        for flow in variants:
+            key, seq, _ = parse_frame(PacketFactory(flow).packet(9))
+            assert key == flow.key and seq == 9
+            assert len(receiver._FLOW_KEYS) <= 3
