@@ -314,8 +314,9 @@ class HostNic:
             self.busy = False
             return
         packet = self.queue.popleft()
-        ser = self.wire.serialization_ns(len(packet))
-        self.wire.transmit(packet, ser)
+        wire = self.wire
+        ser = len(packet) * 8 * NS_PER_S // wire.bandwidth_bps  # wire.serialization_ns
+        wire.transmit(packet, ser)
         self.sim.after_ns(ser, self._next)
 
 
