@@ -248,7 +248,10 @@ class SimSwitch:
 
     def _serve_input(self) -> None:
         item = self.input.popleft()
-        self.ingress(*item)
+        if len(item) == 2:  # an arrival; compiled, a C call (no *args)
+            self.ingress(item[0], item[1])
+        else:
+            self.ingress(*item)
         if self.input:
             sim = self.sim
             if cython.compiled:
