@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import cython
+
 from common.errors import RuntimeConfigError
 from common.names import NameLookupError, lookup
 from dataplane.compiler.codegen.generator import CLONE, CLONE_FL, CUR, PAYLOAD, RECIRC, RESUB, TRUNC
@@ -369,9 +371,27 @@ class Switch:
         template = self._template
         stats = self.stats
         now = self.now
-        i_port, i_len, i_type = self._i_port, self._i_len, self._i_type
-        i_spec, i_eport, i_mcast, i_rid = self._i_spec, self._i_eport, self._i_mcast, self._i_rid
-        i_perr, i_its, i_ets, queue = self._i_perr, self._i_its, self._i_ets, self._i_queue
+        # Compiled, the slot numbers are machine words in the closures'
+        # cells (cython.declare; in Python it returns the value), so the
+        # per-packet path indexes its state list without integer objects.
+        i_port = cython.declare(cython.Py_ssize_t, self._i_port)
+        i_len = cython.declare(cython.Py_ssize_t, self._i_len)
+        i_type = cython.declare(cython.Py_ssize_t, self._i_type)
+        i_spec = cython.declare(cython.Py_ssize_t, self._i_spec)
+        i_eport = cython.declare(cython.Py_ssize_t, self._i_eport)
+        i_mcast = cython.declare(cython.Py_ssize_t, self._i_mcast)
+        i_rid = cython.declare(cython.Py_ssize_t, self._i_rid)
+        i_perr = cython.declare(cython.Py_ssize_t, self._i_perr)
+        i_its = cython.declare(cython.Py_ssize_t, self._i_its)
+        i_ets = cython.declare(cython.Py_ssize_t, self._i_ets)
+        k_cur = cython.declare(cython.Py_ssize_t, CUR)
+        k_payload = cython.declare(cython.Py_ssize_t, PAYLOAD)
+        k_clone = cython.declare(cython.Py_ssize_t, CLONE)
+        k_clone_fl = cython.declare(cython.Py_ssize_t, CLONE_FL)
+        k_resub = cython.declare(cython.Py_ssize_t, RESUB)
+        k_recirc = cython.declare(cython.Py_ssize_t, RECIRC)
+        k_trunc = cython.declare(cython.Py_ssize_t, TRUNC)
+        queue = self._i_queue
         parser, deparser = self._parser, self._deparser
         # An empty control is not called at all (None).
         empty = self.program.empty_blocks
@@ -399,6 +419,7 @@ class Switch:
             if len(free) < FREE_STATES:
                 free.append(s)
 
+        @cython.locals(s=list)
         def ingress(port: int, data: bytes, instance_type: int = NORMAL,
                     preserved: tuple[list[Any], int] | None = None, ts: int | None = None
                     ) -> tuple[list[EgressJob], Sequence[tuple]]:
@@ -417,7 +438,7 @@ class Switch:
             except ParserReject as reject:
                 if reject.code is not None and i_perr >= 0:
                     s[i_perr] = reject.code
-            payload = s[PAYLOAD] = data[s[CUR]:]
+            payload = s[k_payload] = data[s[k_cur]:]
             try:
                 if verify is not None:
                     verify(s)
@@ -426,10 +447,10 @@ class Switch:
             except ExitPipeline:
                 pass
             jobs: list[EgressJob] = []
-            if s[CLONE]:
+            if s[k_clone]:
                 ingress_clone(s, port, data, jobs)
-            if s[RESUB]:
-                return jobs, [(port, data, RESUBMITTED, (s, s[RESUB]))]
+            if s[k_resub]:
+                return jobs, [(port, data, RESUBMITTED, (s, s[k_resub]))]
             if i_mcast >= 0 and s[i_mcast]:
                 s[i_type] = REPLICATION
                 for rid, p in replicate(s[i_mcast]):
@@ -448,6 +469,7 @@ class Switch:
             jobs.append(EgressJob(egress_spec, s, payload, length))
             return jobs, ()  # most packets come back to no one
 
+        @cython.locals(s=list)
         def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
                    deq_timedelta: int = 0, deq_qdepth: int = 0, ts: int | None = None) -> tuple[
                        Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:
@@ -463,21 +485,21 @@ class Switch:
                 s[queue[1]] = enq_qdepth
                 s[queue[2]] = deq_timedelta
                 s[queue[3]] = deq_qdepth
-            s[CLONE] = 0
-            s[RECIRC] = 0
+            s[k_clone] = 0
+            s[k_recirc] = 0
             if egress_c is not None:
                 try:
                     egress_c(s)
                 except ExitPipeline:
                     pass
             clones: list[EgressJob] | tuple = ()
-            if s[CLONE]:
-                mport = mirror.get(s[CLONE] - 1)
+            if s[k_clone]:
+                mport = mirror.get(s[k_clone] - 1)
                 if mport is not None:
                     c = template.copy()
                     c[hdr_lo:hdr_hi] = s[hdr_lo:hdr_hi]
                     c[i_type] = EGRESS_CLONE
-                    preserve(c, s, s[CLONE_FL])
+                    preserve(c, s, s[k_clone_fl])
                     # BMv2 (1.15.5, measured) gives an egress clone the length
                     # of the packet as it is at the clone point: the headers
                     # egress left valid plus the payload.
@@ -490,7 +512,7 @@ class Switch:
                 if mark >= 0:
                     recycle(s)
                 return (), clones, ()
-            s[PAYLOAD] = job.payload
+            s[k_payload] = job.payload
             if compute is not None:
                 try:
                     compute(s)
@@ -500,10 +522,10 @@ class Switch:
             deparser(s)
             out.append(job.payload)
             packet = b"".join(out)
-            if s[TRUNC] and len(packet) >= s[TRUNC]:
-                packet = packet[:s[TRUNC] - 1]
-            if s[RECIRC]:
-                return (), clones, [(job.port, packet, RECIRCULATED, (s, s[RECIRC]))]
+            if s[k_trunc] and len(packet) >= s[k_trunc]:
+                packet = packet[:s[k_trunc] - 1]
+            if s[k_recirc]:
+                return (), clones, [(job.port, packet, RECIRCULATED, (s, s[k_recirc]))]
             if mark >= 0:
                 recycle(s)
             return ((job.port, packet),), clones, ()
