@@ -1033,11 +1033,11 @@ class ExternMixin:
                 if typed:
                     t = self.fresh("f")
                     self.w(f"{t} = {code}")
-                    self.w.ctypes[t] = "ulonglong"
+                    self.w.ctypes[t] = "cython.ulonglong"
                     code = t
                 terms.append(f"(({code}) << {k})" if k else f"({code})")
             if typed:
-                self.w.ctypes[v] = "ulonglong"
+                self.w.ctypes[v] = "cython.ulonglong"
             self.w(f"{v} = {' + '.join(terms)}")
             ck = f"(65535 - (({v} % 65535) or (65535 if {v} else 0)))"
             if name == "verify_checksum":

@@ -264,9 +264,13 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             if len(self.w.lines) == mark:
                 self.w("pass")
                 self.empty_funcs.add(header.split("(", 1)[0])
-            if self.w.ctypes:
-                decl = ", ".join(f"{k}=cython.{v}" for k, v in sorted(self.w.ctypes.items()))
-                self.w.lines.insert(0, f"    @cython.locals({decl})")
+            # The packet state is always a list: declared one, the compiled
+            # fast path indexes it without checking its type at each access.
+            params = header.split("(", 1)[1].rstrip(")").split(", ")
+            ctypes = {"s": "list", **self.w.ctypes} if params[0] == "s" else self.w.ctypes
+            if ctypes:
+                decl = ", ".join(f"{k}={v}" for k, v in sorted(ctypes.items()))
+                self.w.decorator = f"    @cython.locals({decl})"
             self.funcs.append(self.w)
         finally:
             self.w, self.ctx, self.scope = saved
@@ -712,6 +716,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         for n in sorted(self.zero_lists):
             lines.append(f"    Z{n} = _Z{n}")
         for w in self.funcs:
+            if w.decorator:
+                lines.append(w.decorator)
             lines.extend(w.lines)
         blocks = ", ".join(f"{k!r}: {v}" for k, v in self.blocks.items())
         lines.append(f"    return {{{blocks}}}")
