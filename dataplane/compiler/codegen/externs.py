@@ -1337,7 +1337,10 @@ class ExternMixin:
             if len(parts) > 1:
                 name = self.fresh("u")
                 joins.append(f"{name} = {value}")
+                parts.append(name)
                 value = name
+            if unit.bits <= 64:  # joined and split in a machine word when compiled
+                self.w.ctypes.update(dict.fromkeys(parts, "cython.ulonglong"))
             splits.append((value, unit))
         if names:
             target = ", ".join(names) + ("," if len(names) == 1 else "")

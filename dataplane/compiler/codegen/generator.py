@@ -266,11 +266,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
                 self.empty_funcs.add(header.split("(", 1)[0])
             # The packet state is always a list: declared one, the compiled
             # fast path indexes it without checking its type at each access.
-            params = header.split("(", 1)[1].rstrip(")").split(", ")
-            ctypes = {"s": "list", **self.w.ctypes} if params[0] == "s" else self.w.ctypes
-            if ctypes:
-                decl = ", ".join(f"{k}={v}" for k, v in sorted(ctypes.items()))
-                self.w.decorator = f"    @cython.locals({decl})"
+            if header.split("(", 1)[1].rstrip(")").split(", ")[0] == "s":
+                self.w.ctypes["s"] = "list"
             self.funcs.append(self.w)
         finally:
             self.w, self.ctx, self.scope = saved
@@ -670,11 +667,17 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         merged = merge_states({name: w.lines[1:] for name, w in writers.items()})
         start = states["start"].func
         live = live_states(merged, start)
+        # A merged state carries its temporaries into other functions: each
+        # declares them all (the names are unique).
+        ctypes = {k: v for w in writers.values() for k, v in w.ctypes.items()}
         for name, w in writers.items():
             w.lines[1:] = merged[name]
+            w.ctypes.update(ctypes)
             if name not in live:  # merged into every state that leads to it
                 self.funcs.remove(w)
         with self.function(f"{base}(s, b)", FuncCtx("parser", prefix=prefix), scope):
+            if not live:
+                self.w.ctypes.update(ctypes)
             self.run_local_inits(inits, scope)
             if live:
                 self.w(f"st = {start}")
@@ -716,8 +719,9 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         for n in sorted(self.zero_lists):
             lines.append(f"    Z{n} = _Z{n}")
         for w in self.funcs:
-            if w.decorator:
-                lines.append(w.decorator)
+            if w.ctypes:
+                decl = ", ".join(f"{k}={v}" for k, v in sorted(w.ctypes.items()))
+                lines.append(f"    @cython.locals({decl})")
             lines.extend(w.lines)
         blocks = ", ".join(f"{k!r}: {v}" for k, v in self.blocks.items())
         lines.append(f"    return {{{blocks}}}")

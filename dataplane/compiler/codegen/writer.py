@@ -9,18 +9,18 @@ from contextlib import contextmanager
 class Writer:
     """Collects indented lines of one generated function."""
 
-    __slots__ = ("lines", "depth", "ctypes", "decorator")
+    __slots__ = ("lines", "depth", "ctypes")
 
     def __init__(self, depth: int = 0) -> None:
         self.lines: list[str] = []
         self.depth = depth
         # Locals the compiled fast path may hold as C values (name -> a
         # type such as ``cython.ulonglong``), declared on the function by a
-        # decorator that Python ignores. Lines copied into another function lose the
-        # declaration and stay Python integers, which is slower, not wrong.
+        # decorator that Python ignores, written before the function when
+        # the source is assembled. Lines copied into another function lose
+        # the declaration unless it is copied too (parser states are), and
+        # stay Python objects: slower, not wrong.
         self.ctypes: dict[str, str] = {}
-        self.decorator = ""
-        """The line that declares them, written before the function."""
 
     def __call__(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)
