@@ -3,11 +3,13 @@
 # machine words (the times and sequence numbers) with the callbacks in
 # parallel lists. Python ignores this file and runs the heapq branch.
 cdef class Simulator:
-    cdef public object now_ns, heap, seq, events_run, _stopped
+    cdef public object now_ns, events_run, _stopped
+    cdef object _heap, _seq
     cdef long long[:] _when, _order
     cdef list _fns, _args
     cdef Py_ssize_t _n
     cdef long long _next
+    cpdef push(self, when_ns, fn, args)
     cdef void _grow(self)
     cdef void _pop_head(self)
     cdef inline void _move(self, Py_ssize_t src, Py_ssize_t dst)

@@ -36,7 +36,7 @@ class Simulator:
     clamping: never earlier than ``now_ns``).
     """
 
-    __slots__ = ("now_ns", "heap", "seq", "events_run", "_stopped",
+    __slots__ = ("now_ns", "events_run", "_stopped", "_heap", "_seq",
                  "_when", "_order", "_fns", "_args", "_n", "_next")
 
     def __init__(self) -> None:
@@ -51,8 +51,8 @@ class Simulator:
             self._n = 0
             self._next = 0
         else:
-            self.heap: list[tuple[int, int, Callable[..., Any], tuple[Any, ...]]] = []
-            self.seq = itertools.count()
+            self._heap: list[tuple[int, int, Callable[..., Any], tuple[Any, ...]]] = []
+            self._seq = itertools.count()
 
     # -- clock interface for apps (seconds, like asyncio's loop) ------------
 
@@ -74,16 +74,10 @@ class Simulator:
     def at_ns(self, when_ns: int, fn: Callable[..., Any], *args: Any) -> None:
         if when_ns < self.now_ns:
             when_ns = self.now_ns
-        if cython.compiled:
-            self.push(when_ns, fn, args)
-        else:  # what push does, one call fewer
-            heapq.heappush(self.heap, (when_ns, next(self.seq), fn, args))
+        self.push(when_ns, fn, args)
 
     def after_ns(self, delay_ns: int, fn: Callable[..., Any], *args: Any) -> None:
-        if cython.compiled:
-            self.push(self.now_ns + delay_ns, fn, args)
-        else:
-            heapq.heappush(self.heap, (self.now_ns + delay_ns, next(self.seq), fn, args))
+        self.push(self.now_ns + delay_ns, fn, args)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -92,7 +86,7 @@ class Simulator:
     def push(self, when_ns: int, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         """Run ``fn(*args)`` at ``when_ns`` (not before ``now_ns``)."""
         if not cython.compiled:
-            heapq.heappush(self.heap, (when_ns, next(self.seq), fn, args))
+            heapq.heappush(self._heap, (when_ns, next(self._seq), fn, args))
             return
         when = when_ns
         if self._n == len(self._fns):
@@ -185,7 +179,7 @@ class Simulator:
     def pending(self) -> int:
         if cython.compiled:
             return self._n
-        return len(self.heap)
+        return len(self._heap)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
@@ -214,7 +208,7 @@ class Simulator:
                     progress(when)
                     next_progress = when + progress_every_ns
         else:
-            heap = self.heap
+            heap = self._heap
             pop = heapq.heappop
             while heap and heap[0][0] <= limit and not self._stopped:
                 when, _, fn, args = pop(heap)

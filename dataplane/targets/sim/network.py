@@ -14,10 +14,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable
-from heapq import heappush
 from typing import Any
-
-import cython
 
 from common.errors import InvalidValueError
 from dataplane.runtime.switch import EgressJob, Switch
@@ -36,7 +33,7 @@ class Wire:
     """One direction of a link: delay, Bernoulli loss, and the far end."""
 
     __slots__ = ("sim", "dst", "dst_port", "delay_ns", "loss", "rng", "bits_ns", "sent", "lost",
-                 "bandwidth_bps", "_deliver", "_heap", "_seq")
+                 "bandwidth_bps", "_deliver")
 
     def __init__(self, sim: Simulator, dst: Any, dst_port: int, *, bandwidth_bps: int,
                  delay_ns: int, loss: float, rng: random.Random) -> None:
@@ -51,12 +48,7 @@ class Wire:
         self.rng = rng
         self.sent = 0
         self.lost = 0
-        # In Python the hot path pushes the arrival straight onto the event
-        # heap (what ``Simulator.push`` does, less a call per packet); the
-        # compiled Simulator has no tuple heap and takes ``push``.
         self._deliver = dst.receive
-        self._heap = sim.heap
-        self._seq = sim.seq
 
     def serialization_ns(self, nbytes: int) -> int:
         return nbytes * 8 * NS_PER_S // self.bandwidth_bps
@@ -68,11 +60,8 @@ class Wire:
         if self.loss and self.rng.random() < self.loss:
             self.lost += 1
             return
-        when = self.sim.now_ns + ser_ns + self.delay_ns
-        if cython.compiled:
-            self.sim.push(when, self._deliver, (self.dst_port, packet))
-        else:
-            heappush(self._heap, (when, next(self._seq), self._deliver, (self.dst_port, packet)))
+        sim = self.sim
+        sim.push(sim.now_ns + ser_ns + self.delay_ns, self._deliver, (self.dst_port, packet))
 
 
 class EgressPort:
@@ -224,11 +213,7 @@ class SimSwitch:
         if not self.input_busy:
             self.input_busy = True
             sim = self.sim
-            if cython.compiled:
-                sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
-            else:
-                heappush(sim.heap, (sim.now_ns + self.proc_gap_ns, next(sim.seq),
-                                    self._serve_input, ()))
+            sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
 
     def recirculate(self, item: tuple[Any, ...]) -> None:
         """BMv2 hands a recirculated packet back to its ingress buffer: here it
@@ -254,11 +239,7 @@ class SimSwitch:
             self.ingress(*item)
         if self.input:
             sim = self.sim
-            if cython.compiled:
-                sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
-            else:
-                heappush(sim.heap, (sim.now_ns + self.proc_gap_ns, next(sim.seq),
-                                    self._serve_input, ()))
+            sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
         else:
             self.input_busy = False
 
