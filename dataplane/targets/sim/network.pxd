@@ -12,6 +12,7 @@ cdef class SimSwitch
 cdef class Wire:
     cdef public object sim, dst, dst_port, delay_ns, loss, rng, bits_ns, sent, lost
     cdef public object bandwidth_bps, _deliver
+    cpdef serialization_ns(self, nbytes)
     cpdef transmit(self, packet, ser_ns)
 
 cdef class EgressPort:

@@ -299,7 +299,7 @@ class HostNic:
             return
         packet = self.queue.popleft()
         wire = self.wire
-        ser = len(packet) * 8 * NS_PER_S // wire.bandwidth_bps  # wire.serialization_ns
+        ser = wire.serialization_ns(len(packet))
         wire.transmit(packet, ser)
         self.sim.after_ns(ser, self._next)
 
