@@ -1101,9 +1101,9 @@ class ExternMixin:
             if algo == "random":
                 raise self.internal(args[1], "HashAlgorithm.random in hash()")
             base = self.ev(args[2])
-            elems = args[3].elems if isinstance(args[3], ast.ListExpr) else None
-            vals = [self.ev(x) for x in elems] if elems else None
-            packed = self.packed_fields(elems, vals) if elems and vals else None
+            elems = args[3].elems if isinstance(args[3], ast.ListExpr) else []
+            vals = [self.ev(x) for x in elems] or None
+            packed = self.packed_fields(elems, vals) if vals else None
             mx = self.ev(args[4])
             width = field_bits(strip(lv.type))
             if packed is not None:
