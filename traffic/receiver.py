@@ -1,6 +1,6 @@
 """A packet sink that records what arrived, and statistics against a sent log.
 
-Per packet it keeps the arrival time, frame size, an 8-byte BLAKE2b hash of
+Per packet it keeps the arrival time, frame size, an 8-byte XXH3-64 hash of
 the transport payload (of the whole frame when there is no IPv4 UDP/TCP
 payload), the flow 5-tuple and the sequence number a ``PacketFactory``
 wrote into the first 8 payload bytes. The payload ends where the IPv4 total
@@ -11,7 +11,6 @@ rewrites on the way (TTL, DSCP, MACs) do not either.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import socket
 import struct
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple, TextIO
 
 import numpy as np
+from xxhash import xxh3_64_digest
 
 from traffic.packets import ETHERTYPE_IPV4, SEQ_BYTES, FlowKey
 from traffic.sender import SentLog
@@ -37,6 +37,9 @@ RECV_COLUMNS = (
     "seq",
 )
 HASH_BYTES = 8
+"""The payload hash: XXH3-64 (big-endian digest), which tells packets apart
+as well as a cryptographic hash does here (nothing is adversarial) at a
+fortieth of BLAKE2b's cost on a 1 kB payload."""
 ETHERTYPE_VLAN = 0x8100
 LATENCY_PERCENTILES = (50, 90, 99)
 
@@ -151,7 +154,7 @@ class Receiver:
         key, seq, payload = parse_frame(frame)
         self.times_us.append(time_us)
         self.sizes.append(len(frame))
-        self.hashes.append(hashlib.blake2b(payload, digest_size=HASH_BYTES).digest())
+        self.hashes.append(xxh3_64_digest(payload))
         self.keys.append(key)
         self.seqs.append(seq)
 
