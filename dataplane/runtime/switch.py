@@ -469,7 +469,7 @@ class Switch:
             jobs.append(EgressJob(egress_spec, s, payload, length))
             return jobs, ()  # most packets come back to no one
 
-        @cython.locals(s=list)
+        @cython.locals(s=list, job=EgressJob)
         def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
                    deq_timedelta: int = 0, deq_qdepth: int = 0, ts: int | None = None) -> tuple[
                        Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:

@@ -18,13 +18,18 @@ cdef class Wire:
 cdef class EgressPort:
     cdef public object sim, switch, port, queue, depth, gap_ns, wire, busy, free_at
     cdef public object drops, tx_packets, tx_bytes, max_depth, taps
+    cdef object _on_free
     cpdef enqueue(self, job)
     cpdef _dequeue(self)
-    @cython.locals(sw=SimSwitch, wire=Wire)
-    cpdef _serve(self, job, enq_ns, enq_depth)
+    # Times in machine words: nanoseconds since the run began fit 64 bits
+    # for 292 years, and // on them keeps Python's floor semantics.
+    @cython.locals(sw=SimSwitch, wire=Wire, now=cython.longlong, offset=cython.longlong,
+                   us=cython.longlong, gap=cython.longlong, ser=cython.longlong)
+    cpdef _serve(self, job, long long enq_ns, enq_depth)
 
 cdef class HostNic:
     cdef public object sim, wire, queue, busy
+    cdef object _on_sent
     cpdef send(self, packet)
     @cython.locals(wire=Wire)
     cpdef _next(self)
@@ -36,6 +41,7 @@ cdef class SimSwitch:
     cdef public object sim, recirculation_ns, recirculated, name, engine, ports, offset_us
     cdef public object proc_gap_ns, input, input_depth, input_busy, input_drops, rx_packets
     cdef public object taps, unconnected, unconnected_drops
+    cdef object _on_input
     cpdef receive(self, port, packet)
     cpdef _queue_input(self, item)
     cpdef recirculate(self, item)

@@ -68,7 +68,7 @@ class EgressPort:
     """A switch port's egress FIFO and transmitter."""
 
     __slots__ = ("sim", "switch", "port", "queue", "depth", "gap_ns", "wire", "busy", "free_at",
-                 "drops", "tx_packets", "tx_bytes", "max_depth", "taps")
+                 "drops", "tx_packets", "tx_bytes", "max_depth", "taps", "_on_free")
 
     def __init__(self, sim: Simulator, switch: SimSwitch, port: int, wire: Wire | None, *,
                  depth: int = 64, rate_pps: float | None = None) -> None:
@@ -89,6 +89,9 @@ class EgressPort:
         # Who sees what this port transmits: the switch's data-port taps (one
         # list shared by its ports) unless the owner gives the port its own.
         self.taps: list[Tap] = switch.taps
+        # The bound method an event calls when the port frees up, made once
+        # (an attribute read of a method makes a new bound object each time).
+        self._on_free = self._dequeue
 
     def set_rate(self, rate_pps: float | None) -> None:
         """BMv2 ``set_queue_rate``: at most ``rate_pps`` dequeues per second
@@ -114,7 +117,7 @@ class EgressPort:
             self._serve(job, now, 0)
         else:
             q.append((job, now, depth))
-            self.sim.at_ns(self.free_at, self._dequeue)
+            self.sim.push(self.free_at, self._on_free, ())
 
     def _dequeue(self) -> None:
         job, enq_ns, enq_depth = self.queue.popleft()
@@ -127,9 +130,10 @@ class EgressPort:
         now = sim.now_ns
         sw = self.switch
         offset = sw.offset_us
+        us = NS_PER_US
         out, clones, recirc = sw.engine.egress(
-            job, enq_ns // NS_PER_US + offset, enq_depth, (now - enq_ns) // NS_PER_US,
-            len(self.queue), now // NS_PER_US + offset)
+            job, enq_ns // us + offset, enq_depth, (now - enq_ns) // us,
+            len(self.queue), now // us + offset)
         gap = self.gap_ns
         for _port, packet in out:
             self.tx_packets += 1
@@ -150,7 +154,7 @@ class EgressPort:
             sw.recirculate(r)
         self.free_at = now + gap
         if self.queue:
-            sim.at_ns(self.free_at, self._dequeue)
+            sim.push(self.free_at, self._on_free, ())
         else:
             self.busy = False
 
@@ -181,6 +185,8 @@ class SimSwitch:
         # port): ``(port, packet)``; the default drops them.
         self.unconnected: Callable[[int, bytes], None] | None = None
         self.unconnected_drops = 0
+        # Bound once: the processing-limited input's service event.
+        self._on_input = self._serve_input
 
     def ts_us(self, ns: int) -> int:
         """This switch's timestamp for virtual time ``ns`` (BMv2:
@@ -213,7 +219,7 @@ class SimSwitch:
         if not self.input_busy:
             self.input_busy = True
             sim = self.sim
-            sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
+            sim.push(sim.now_ns + self.proc_gap_ns, self._on_input, ())
 
     def recirculate(self, item: tuple[Any, ...]) -> None:
         """BMv2 hands a recirculated packet back to its ingress buffer: here it
@@ -239,7 +245,7 @@ class SimSwitch:
             self.ingress(*item)
         if self.input:
             sim = self.sim
-            sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
+            sim.push(sim.now_ns + self.proc_gap_ns, self._on_input, ())
         else:
             self.input_busy = False
 
@@ -279,13 +285,14 @@ class SimSwitch:
 class HostNic:
     """A host's transmit FIFO (unbounded) at line rate."""
 
-    __slots__ = ("sim", "wire", "queue", "busy")
+    __slots__ = ("sim", "wire", "queue", "busy", "_on_sent")
 
     def __init__(self, sim: Simulator, wire: Wire) -> None:
         self.sim = sim
         self.wire = wire
         self.queue: deque[bytes] = deque()
         self.busy = False
+        self._on_sent = self._next  # bound once, as EgressPort._on_free
 
     def send(self, packet: bytes) -> None:
         self.queue.append(packet)
@@ -301,7 +308,8 @@ class HostNic:
         wire = self.wire
         ser = wire.serialization_ns(len(packet))
         wire.transmit(packet, ser)
-        self.sim.after_ns(ser, self._next)
+        sim = self.sim
+        sim.push(sim.now_ns + ser, self._on_sent, ())
 
 
 Handler = Callable[["SimHost", bytes, int], None]  # (host, packet, time_ns)
