@@ -324,6 +324,8 @@ class Switch:
 
     def _parse(self, s: list[Any], data: bytes) -> None:
         s[CUR] = 0
+        if type(data) is not bytes:
+            data = bytes(data)
         try:
             self._parser(s, data)
         except ParserReject as reject:
@@ -424,6 +426,8 @@ class Switch:
                     preserved: tuple[list[Any], int] | None = None, ts: int | None = None
                     ) -> tuple[list[EgressJob], Sequence[tuple]]:
             stats["ingress"] += 1
+            if type(data) is not bytes:  # the compiled parser reads bytes only
+                data = bytes(data)
             length = len(data)
             s = free.pop() if free else template.copy()
             s[i_port] = port

@@ -1311,7 +1311,19 @@ class ExternMixin:
         self.w(f"{end} = {c} + {nbytes}")
         with self.w.block(f"if {end} > len(b)"):
             self.w(f"raise ParserReject({too_short})")
-        self.extract_units(lv.base, byte_units(header_leaves(t)), c)
+        units = byte_units(header_leaves(t))
+        if units and all(u.bits <= 64 for u in units):
+            # Compiled, the header's bytes are read one by one from the packet
+            # (a bytes object; the engine passes nothing else) into machine
+            # words: no struct call, no tuple. Python keeps the struct.
+            self.w.ctypes.update({c: "cython.Py_ssize_t", end: "cython.Py_ssize_t",
+                                  "b": "bytes"})
+            with self.w.block("if cython.compiled"):
+                self.load_units(lv.base, units, c)
+            with self.w.block("else"):
+                self.extract_units(lv.base, units, c)
+        else:
+            self.extract_units(lv.base, units, c)
         self.w(f"{slot(lv.base)} = 1")
         self.w(f"s[0] = {end}")
         self.stack_advance(node)
@@ -1319,6 +1331,40 @@ class ExternMixin:
     def struct_id(self: CodeGen, units: list[ByteUnit]) -> int:
         fmt = ">" + "".join(code for u in units for code, _ in u.codes)
         return self.struct_formats.setdefault(fmt, len(self.struct_formats))
+
+    def load_units(self: CodeGen, base: Any, units: list[ByteUnit], c: str) -> None:
+        """Each unit of at most 64 bits as one big-endian load of its bytes
+        from ``b`` at ``c`` (compiled: C byte reads, shifts and ors), split
+        into its fields as ``extract_units`` splits a struct value."""
+        offset = 0
+        for unit in units:
+            nbytes = unit.bits // 8
+            reads = [f"cython.cast(cython.ulonglong, b[{c} + {offset + k}])" if offset + k
+                     else f"cython.cast(cython.ulonglong, b[{c}])" for k in range(nbytes)]
+            offset += nbytes
+            value = _joined([(r, 8) for r in reads])
+            if unit.plain and len(unit.leaves) == 1:
+                self.w(f"{slot(base, unit.leaves[0][0])} = {value}")
+                continue
+            if nbytes > 1:
+                name = self.fresh("u")
+                self.w.ctypes[name] = "cython.ulonglong"
+                self.w(f"{name} = {value}")
+                value = name
+            self.split_unit(base, value, unit)
+
+    def split_unit(self: CodeGen, base: Any, value: str, unit: ByteUnit) -> None:
+        """A unit's fields from its value: small shifts and masks, signed
+        fields from two's complement, bools from their bit."""
+        shift = unit.bits
+        for off, w, ft in unit.leaves:
+            shift -= w
+            expr = _piece(value, unit.bits, shift, w)
+            if isinstance(ft, BitT) and ft.signed:
+                expr = f"to_signed({expr}, {w})"
+            elif isinstance(ft, BoolT):
+                expr = f"bool({expr})"
+            self.w(f"{slot(base, off)} = {expr}")
 
     def extract_units(self: CodeGen, base: Any, units: list[ByteUnit], c: str) -> None:
         """One ``struct.unpack_from`` for the header, then the fields that
@@ -1348,15 +1394,7 @@ class ExternMixin:
         for line in joins:
             self.w(line)
         for value, unit in splits:
-            shift = unit.bits
-            for off, w, ft in unit.leaves:
-                shift -= w
-                expr = _piece(value, unit.bits, shift, w)
-                if isinstance(ft, BitT) and ft.signed:
-                    expr = f"to_signed({expr}, {w})"
-                elif isinstance(ft, BoolT):
-                    expr = f"bool({expr})"
-                self.w(f"{slot(base, off)} = {expr}")
+            self.split_unit(base, value, unit)
 
     def emit_units(self: CodeGen, parts: list[str], units: list[ByteUnit]) -> None:
         """A valid header's bytes in one ``struct.pack``: a unit's fields
