@@ -31,8 +31,15 @@ def header(names: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+NATIVE_CIMPORTS = "from cython.cimports.cpython.bytes import PyBytes_AS_STRING, " \
+    "PyBytes_FromStringAndSize\n"
+"""C functions the compiled branches of generated code call (the
+deparser's stores into a new bytes object); Python runs the other branch
+and never looks them up."""
+
+
 def full_source(text: str, names: Mapping[str, Any]) -> str:
-    return header(names) + text
+    return header(names) + NATIVE_CIMPORTS + text
 
 
 def load(text: str, names: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -24,7 +24,7 @@ from dataplane.runtime.switch import Switch
 
 PROGRAM = v1model(
     types="""header a_t { bit<3> x; bit<13> y; bit<48> mac; bit<16> sum; bit<8> sel; }
-header b_t { bit<32> v; int<4> s; bool f; bit<3> z; bit<64> q; }
+header b_t { bit<32> v; bit<3> z; int<4> s; bool f; bit<64> q; }
 struct H { a_t a; b_t b; }
 struct M { bit<16> h; }
 """,
@@ -91,8 +91,8 @@ def test_a_built_pipeline_matches_its_python_text(
     for i in range(400):
         size = rng.choice([9, 12, 13, 16, 24, 30])  # short ones are rejected by the parser
         frame = bytes(rng.randrange(256) for _ in range(size))
-        if rng.random() < 0.5 and size >= 9:
-            frame = frame[:8] + b"\x01" + frame[9:]
+        if rng.random() < 0.5 and size >= 11:  # hdr.a.sel = 1: parse hdr.b
+            frame = frame[:10] + b"\x01" + frame[11:]
         port = rng.randrange(4)
         # Every other packet reaches the built parser as a bytearray, which
         # the engine turns into the bytes that parser reads.

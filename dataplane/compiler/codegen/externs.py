@@ -1396,7 +1396,61 @@ class ExternMixin:
         for value, unit in splits:
             self.split_unit(base, value, unit)
 
-    def emit_units(self: CodeGen, parts: list[str], units: list[ByteUnit]) -> None:
+    def emit_units(self: CodeGen, parts: list[str], units: list[ByteUnit],
+                   stores: bool = True) -> None:
+        """A valid header's bytes: compiled, stored byte by byte into a new
+        bytes object when every unit fits a machine word and ``stores``; in
+        Python (and otherwise) one ``struct.pack``."""
+        if stores and any(u.bits for u in units) and all(u.bits <= 64 for u in units):
+            with self.w.block("if cython.compiled"):
+                self.store_units(parts, units)
+            with self.w.block("else"):
+                self.pack_units(parts, units)
+        else:
+            self.pack_units(parts, units)
+
+    def store_units(self: CodeGen, parts: list[str], units: list[ByteUnit]) -> None:
+        """The header as C stores into a bytes object made for it
+        (``PyBytes_FromStringAndSize`` with no source, which the native
+        module's header cimports): each field in a machine word (a signed
+        one as its two's complement, a bool as its bit), a unit's fields
+        joined by shifts, its bytes written most significant first."""
+        out, ptr = self.fresh("o"), self.fresh("p")
+        self.w.ctypes[ptr] = "cython.p_uchar"
+        total = sum(u.bits for u in units) // 8
+        self.w(f"{out} = PyBytes_FromStringAndSize(cython.NULL, {total})")
+        self.w(f"{ptr} = cython.cast(cython.p_uchar, PyBytes_AS_STRING({out}))")
+        pos = 0
+        for unit in units:
+            fields = []
+            for off, w, ft in unit.leaves:
+                if not w:
+                    continue
+                d = self.fresh("d")
+                if isinstance(ft, BitT) and ft.signed:
+                    self.w.ctypes[d] = "cython.longlong"
+                    self.w(f"{d} = {parts[off]}")
+                    fields.append((f"(cython.cast(cython.ulonglong, {d}) & {ft.mask})", w))
+                    continue
+                self.w.ctypes[d] = "cython.ulonglong"
+                self.w(f"{d} = (1 if {parts[off]} else 0)" if isinstance(ft, BoolT)
+                       else f"{d} = {parts[off]}")
+                fields.append((d, w))
+            value = _joined(fields)
+            nbytes = unit.bits // 8
+            if nbytes > 1 and len(fields) > 1:
+                v = self.fresh("v")
+                self.w.ctypes[v] = "cython.ulonglong"
+                self.w(f"{v} = {value}")
+                value = v
+            for k in range(nbytes):
+                shift = 8 * (nbytes - 1 - k)
+                byte = f"({value} >> {shift})" if shift else value
+                self.w(f"{ptr}[{pos + k}] = {byte} & 255")
+            pos += nbytes
+        self.w(f"OUT.append({out})")
+
+    def pack_units(self: CodeGen, parts: list[str], units: list[ByteUnit]) -> None:
         """A valid header's bytes in one ``struct.pack``: a unit's fields
         joined by small shifts, a unit wider than one format letter split
         into several."""
@@ -1489,7 +1543,11 @@ class ExternMixin:
         raise self.unsupported(node, f"lookahead of {t}")
 
     def emit_value(self: CodeGen, t: Type, base: int | str | None, v: Val,
-                   node: ast.Node) -> None:
+                   node: ast.Node, stores: bool = True) -> None:
+        """``stores``: a header may take the compiled byte stores
+        (``emit_units``); a stack's elements do not, since a long probe
+        stack would multiply the code and the C compiler's time (gpint.p4's
+        deparser: 540 headers) for packets that rarely carry one."""
         st = strip(t)
         parts = self.flat(v)
         if isinstance(st, HeaderT):
@@ -1508,7 +1566,7 @@ class ExternMixin:
             if st.bit_width % 8:
                 raise self.unsupported(node, f"emitting header {st.name} of {st.bit_width} bits")
             with self.w.block(f"if {parts[0]}"):
-                self.emit_units(parts, byte_units(header_leaves(st)))
+                self.emit_units(parts, byte_units(header_leaves(st)), stores)
             return
         if isinstance(st, StructLikeT):
             for fname, ft in st.fields:
@@ -1516,7 +1574,7 @@ class ExternMixin:
                 n = slots(ft)
                 sub = Val(ft, parts=parts[off:off + n]) if is_compound(ft) else Val(
                     ft, code=parts[off])
-                self.emit_value(ft, None, sub, node)
+                self.emit_value(ft, None, sub, node, stores)
             return
         if isinstance(st, StackT):
             es = slots(st.elem)
@@ -1525,7 +1583,7 @@ class ExternMixin:
                 strip(st.elem), HeaderT) else None
             if guard is None:
                 for chunk in chunks:
-                    self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
+                    self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node, False)
                 return
             self.zero_lists.add(len(chunks))
             first = int(_SLOT.match(chunks[0][0]).group(2))  # type: ignore[union-attr]
@@ -1535,13 +1593,13 @@ class ExternMixin:
             # filled (a long probe stack on every plain packet).
             with self.w.block(f"if {guard}"):
                 for chunk in chunks:
-                    self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node)
+                    self.emit_value(st.elem, None, Val(st.elem, parts=chunk), node, False)
             return
         if isinstance(st, TupleT):
             k = 0
             for et in st.elems:
                 n = slots(et)
-                self.emit_value(et, None, Val(et, parts=parts[k:k + n]), node)
+                self.emit_value(et, None, Val(et, parts=parts[k:k + n]), node, stores)
                 k += n
             return
         raise self.err(node, f"emit needs a header, stack, union or struct, not {t}")
