@@ -225,6 +225,21 @@ def _prototype(proto: str, payload_size: int, dscp: int, ttl: int) -> bytes:
     return ether + ip + l4 + payload_bytes(payload_size, 0)
 
 
+@cython.cfunc
+@cython.inline
+@cython.locals(buf=bytearray, off=cython.Py_ssize_t, value=cython.ulonglong, nbytes=cython.int,
+               k=cython.int)
+def _store_be(buf: bytearray, off: int, value: int, nbytes: int) -> None:
+    """``value`` as ``nbytes`` big-endian bytes at ``buf[off]``: on the
+    compiled fast path, C stores (PacketFactory.packet's compiled branch;
+    Python packs with struct)."""
+    k = nbytes - 1
+    while k >= 0:
+        buf[off + k] = value & 0xFF
+        value >>= 8
+        k -= 1
+
+
 class PacketFactory:
     """Bytes of the packets of one flow, patched from a Scapy-built template."""
 
@@ -276,29 +291,38 @@ class PacketFactory:
         self._template = bytes(template)
 
     # On the compiled fast path the sums are machine words (each is a few
-    # 16-bit words plus a folded base) and common.checksum.fold is written
-    # out in place, a call saved per fold; Python ignores the declarations.
+    # 16-bit words plus a folded base), common.checksum.fold is written out
+    # in place, and the fields go into the frame as C byte stores
+    # (_store_be) instead of struct.pack_into calls; Python ignores the
+    # declarations and runs the struct branch.
     @cython.locals(ip_id=cython.ulonglong, s=cython.ulonglong, total=cython.ulonglong,
-                   t=cython.ulonglong, ck=cython.ulonglong, ip_ck=cython.ulonglong)
+                   t=cython.ulonglong, ck=cython.ulonglong, ip_ck=cython.ulonglong,
+                   sp=cython.ulonglong, dp=cython.ulonglong, buf=bytearray)
     def packet(self, seq: int, sport: int | None = None, dport: int | None = None) -> bytes:
         """Frame of packet ``seq``; ``sport``/``dport`` override the flow's."""
         buf = bytearray(self._template)
         ip_id = seq & 0xFFFF
-        _H.pack_into(buf, 18, ip_id)  # ETH_LEN + 4
         total = self._ip_base + ip_id
-        ip_ck = total % 0xFFFF or (0xFFFF if total else 0)  # common.checksum.fold, inlined
-        _H.pack_into(buf, 24, ip_ck ^ 0xFFFF)  # ETH_LEN + 10
-        if sport is None:
-            sport = self.flow.sport
-        if dport is None:
-            dport = self.flow.dport
-        _HH.pack_into(buf, 34, sport, dport)  # self._l4
+        ip_ck = (total % 0xFFFF or (0xFFFF if total else 0)) ^ 0xFFFF  # fold(), inlined
+        sp = self.flow.sport if sport is None else sport
+        dp = self.flow.dport if dport is None else dport
+        if (sp | dp) >> 16:
+            raise ValueError(f"ports {sp}, {dp}: each must fit 16 bits")
         s = seq & 0xFFFF_FFFF_FFFF_FFFF
-        _Q.pack_into(buf, self._pay_off, s)
+        if cython.compiled:
+            _store_be(buf, 18, ip_id, 2)  # ETH_LEN + 4
+            _store_be(buf, 24, ip_ck, 2)  # ETH_LEN + 10
+            _store_be(buf, 34, (sp << 16) | dp, 4)  # self._l4
+            _store_be(buf, self._pay_off, s, 8)
+        else:
+            _H.pack_into(buf, 18, ip_id)
+            _H.pack_into(buf, 24, ip_ck)
+            _HH.pack_into(buf, 34, sp, dp)
+            _Q.pack_into(buf, self._pay_off, s)
         total = (
             self._l4_base
-            + sport
-            + dport
+            + sp
+            + dp
             + (s >> 48)
             + ((s >> 32) & 0xFFFF)
             + ((s >> 16) & 0xFFFF)
@@ -306,11 +330,19 @@ class PacketFactory:
         )
         if self._tcp:
             t = (seq * self._payload_size) & 0xFFFF_FFFF
-            _I.pack_into(buf, 38, t)  # self._l4 + 4
+            if cython.compiled:
+                _store_be(buf, 38, t, 4)  # self._l4 + 4
+            else:
+                _I.pack_into(buf, 38, t)
             total += (t >> 16) + (t & 0xFFFF)
         elif not self._udp_csum:
             return bytes(buf)
         ck = (total % 0xFFFF or (0xFFFF if total else 0)) ^ 0xFFFF  # as fold() does
         # RFC 768: a computed zero UDP checksum is sent as all ones.
-        _H.pack_into(buf, self._csum_off, ck if self._tcp else ck or 0xFFFF)
+        if not self._tcp and not ck:
+            ck = 0xFFFF
+        if cython.compiled:
+            _store_be(buf, self._csum_off, ck, 2)
+        else:
+            _H.pack_into(buf, self._csum_off, ck)
         return bytes(buf)
