@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
+import cython
 import numpy as np
 from xxhash import xxh3_64_digest
 
@@ -43,7 +44,6 @@ fortieth of BLAKE2b's cost on a 1 kB payload."""
 ETHERTYPE_VLAN = 0x8100
 LATENCY_PERCENTILES = (50, 90, 99)
 
-_HH = struct.Struct("!HH")
 _Q = struct.Struct("!Q")
 _ntoa = socket.inet_ntoa
 # The FlowKeys of flows seen lately, by their raw addresses and ports: a
@@ -52,6 +52,13 @@ _FLOW_KEYS: dict[tuple[bytes, int, int, int], FlowKey] = {}
 _FLOW_KEYS_KEPT = 1 << 16
 
 
+# On the compiled fast path the frame is read as bytes with offsets in
+# machine words, so each header byte is a C read; Python ignores this.
+@cython.locals(n=cython.Py_ssize_t, etype=cython.Py_ssize_t, off=cython.Py_ssize_t,
+               vihl=cython.Py_ssize_t, ihl=cython.Py_ssize_t, total=cython.Py_ssize_t,
+               end=cython.Py_ssize_t, proto=cython.Py_ssize_t, l4=cython.Py_ssize_t,
+               data=cython.Py_ssize_t, sport=cython.Py_ssize_t, dport=cython.Py_ssize_t,
+               b=bytes)
 def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
     """Flow, sequence number and payload of an Ethernet frame.
 
@@ -59,36 +66,38 @@ def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
     (with options); anything else, or a fragment after the first, gives no
     flow and the whole frame as payload.
     """
-    n = len(frame)
+    b = frame if type(frame) is bytes else bytes(frame)
+    n = len(b)
     if n < 34:
-        return None, None, frame
-    etype = (frame[12] << 8) | frame[13]
+        return None, None, b
+    etype = (b[12] << 8) | b[13]
     off = 14
     if etype == ETHERTYPE_VLAN:
-        etype = (frame[16] << 8) | frame[17]
+        etype = (b[16] << 8) | b[17]
         off = 18
     if etype != ETHERTYPE_IPV4 or n < off + 20:
-        return None, None, frame
-    vihl = frame[off]
+        return None, None, b
+    vihl = b[off]
     ihl = (vihl & 0x0F) << 2
-    total = (frame[off + 2] << 8) | frame[off + 3]
+    total = (b[off + 2] << 8) | b[off + 3]
     if vihl >> 4 != 4 or ihl < 20 or total < ihl:
-        return None, None, frame
-    if ((frame[off + 6] & 0x1F) << 8) | frame[off + 7]:
-        return None, None, frame
+        return None, None, b
+    if ((b[off + 6] & 0x1F) << 8) | b[off + 7]:
+        return None, None, b
     end = min(off + total, n)
-    proto = frame[off + 9]
+    proto = b[off + 9]
     l4 = off + ihl
     if proto == 17:
         data = l4 + 8
     elif proto == 6 and l4 + 13 < end:
-        data = l4 + ((frame[l4 + 12] >> 4) << 2)
+        data = l4 + ((b[l4 + 12] >> 4) << 2)
     else:
-        return None, None, frame
+        return None, None, b
     if data > end:
-        return None, None, frame
-    sport, dport = _HH.unpack_from(frame, l4)
-    addresses = frame[off + 12 : off + 20]
+        return None, None, b
+    sport = (b[l4] << 8) | b[l4 + 1]
+    dport = (b[l4 + 2] << 8) | b[l4 + 3]
+    addresses = b[off + 12 : off + 20]
     seen = (addresses, proto, sport, dport)
     key = _FLOW_KEYS.get(seen)
     if key is None:
@@ -97,7 +106,7 @@ def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
         key = _FLOW_KEYS[seen] = FlowKey(
             _ntoa(addresses[:4]), _ntoa(addresses[4:]), proto, sport, dport
         )
-    payload = frame[data:end]
+    payload = b[data:end]
     seq = _Q.unpack_from(payload)[0] if len(payload) >= SEQ_BYTES else None
     return key, seq, payload
 

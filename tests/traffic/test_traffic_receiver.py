@@ -32,6 +32,8 @@ def test_parse_udp_frame() -> None:
     pkt = PacketFactory(FLOW).packet(77)
     key, seq, payload = parse_frame(pkt)
     assert (key, seq, payload) == (KEY, 77, pkt[42:])
+    # Any buffer parses as its bytes (the compiled parser reads bytes only).
+    assert parse_frame(bytearray(pkt)) == parse_frame(memoryview(pkt)) == (KEY, 77, pkt[42:])
 
 
 def test_parse_ignores_padding_and_header_rewrites() -> None:
