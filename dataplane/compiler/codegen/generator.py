@@ -719,8 +719,13 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         for n in sorted(self.zero_lists):
             lines.append(f"    Z{n} = _Z{n}")
         for w in self.funcs:
-            if w.ctypes:
-                decl = ", ".join(f"{k}={v}" for k, v in sorted(w.ctypes.items()))
+            ctypes = w.ctypes
+            if "b" in ctypes and any("lambda" in line for line in w.lines[1:]):
+                # A sub-parser's call reads the packet from a lambda, and
+                # Cython cannot give a typed local to a nested function.
+                ctypes = {k: v for k, v in ctypes.items() if k != "b"}
+            if ctypes:
+                decl = ", ".join(f"{k}={v}" for k, v in sorted(ctypes.items()))
                 lines.append(f"    @cython.locals({decl})")
             lines.extend(w.lines)
         blocks = ", ".join(f"{k!r}: {v}" for k, v in self.blocks.items())
