@@ -335,8 +335,12 @@ finally:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_tears_the_network_down(clean: None, tmp_path: Path, sig: int) -> None:
     script = SIGNAL_SCRIPT.format(repo=str(PACKAGE_ROOT), prog=str(L3), run=str(tmp_path))
+    # The script gets SIGINT's default disposition whatever the runner's is
+    # (a background job of a non-interactive shell ignores SIGINT, and a
+    # Python started so never turns it into KeyboardInterrupt).
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "up"
