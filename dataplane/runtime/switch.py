@@ -324,8 +324,6 @@ class Switch:
 
     def _parse(self, s: list[Any], data: bytes) -> None:
         s[CUR] = 0
-        if type(data) is not bytes:
-            data = bytes(data)
         try:
             self._parser(s, data)
         except ParserReject as reject:
