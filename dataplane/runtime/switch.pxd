@@ -5,3 +5,17 @@
 # attributes are those of __slots__, all plain objects.
 cdef class EgressJob:
     cdef public object port, state, payload, length
+
+# The compiled reset of a finished state (switch._reset): a loop over the
+# state's and the template's item pointers, storing only slots that differ.
+cimport cython
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF, Py_XINCREF
+from cpython.sequence cimport PySequence_Fast_ITEMS
+
+ctypedef PyObject* _object_p
+ctypedef PyObject** _items_p
+
+@cython.locals(d=_items_p, t=_items_p, o=_object_p, n=_object_p, i=Py_ssize_t,
+               lo=Py_ssize_t, hi=Py_ssize_t)
+cdef void _reset(list s, list template, list spans) except *
