@@ -3,8 +3,9 @@ computes what its Python text computes: the same program compiled both
 ways, 400 random packets through each, byte for byte. The program mixes
 what generated code does most: extract (read byte by byte when compiled)
 and emit with fields across byte boundaries, signed, bool and 64-bit
-fields, arithmetic that wraps, a checksum, a hash, a register, a table and
-a header made valid or invalid."""
+fields, arithmetic that wraps, a checksum, a hash, a register, two tables
+(their hit, miss and action_run, an action of two arguments) and a header
+made valid or invalid."""
 
 from __future__ import annotations
 
@@ -38,9 +39,16 @@ struct M { bit<16> h; }
     register<bit<32>>(8) seen;
     action fwd(bit<9> port) { sm.egress_spec = port; }
     action bump() { hdr.a.y = hdr.a.y + 13w8000; sm.egress_spec = 2; }
+    action tag(bit<16> v, bit<8> w) { hdr.a.sum = v; hdr.a.sel = w; }
     table t { key = { hdr.a.x : exact; } actions = { fwd; bump; } default_action = bump(); }
+    table t2 { key = { hdr.a.y : exact; } actions = { tag; NoAction; }
+               default_action = NoAction(); }
     apply {
-        t.apply();
+        if (t.apply().miss) { hdr.a.mac = hdr.a.mac + 48w1; }
+        switch (t2.apply().action_run) {
+            tag: { sm.egress_spec = sm.egress_spec + 9w1; }
+            default: { hdr.a.mac = hdr.a.mac ^ 48w0xff; }
+        }
         hash(m.h, HashAlgorithm.crc16, 16w0, { hdr.a.mac, hdr.a.y }, 16w65535);
         bit<32> old;
         seen.read(old, (bit<32>)hdr.a.x);
@@ -90,6 +98,10 @@ def test_a_built_pipeline_matches_its_python_text(
     for sw in switches:
         for x, action, args in ((1, "I.fwd", [3]), (5, "I.fwd", [4]), (2, "I.bump", [])):
             sw.table_add("I.t", {"hdr.a.x": x}, action, args)
+        # A two-argument action (its arguments land in two slots in a row)
+        # for an eighth of the 8,192 values of hdr.a.y.
+        for y in range(0, 8192, 8):
+            sw.table_add("I.t2", {"hdr.a.y": y}, "I.tag", [y * 7 % 65536, y % 251])
     rng = random.Random(7)
     outputs = 0
     for i in range(400):

@@ -387,9 +387,12 @@ class ExternMixin:
 
     def apply_table(self: CodeGen, sym: TableSym, e: ast.Call) -> Val:
         fn = self.gen_table(sym)
-        h, a = self.fresh("h"), self.fresh("act")
-        self.w(f"{h}, {a} = {fn}(s)")
-        return Val(ApplyResultT(sym, h, a))
+        # The table function returns action * 2 + hit in one int (no tuple
+        # to make and unpack); compiled, the result is a machine word.
+        r = self.fresh("r")
+        self.w(f"{r} = {fn}(s)")
+        self.w.ctypes[r] = "cython.long"
+        return Val(ApplyResultT(sym, f"(({r} & 1) == 1)", f"({r} >> 1)"))
 
     def gen_table(self: CodeGen, sym: TableSym) -> str:
         if sym.func:
@@ -518,17 +521,18 @@ class ExternMixin:
             # Key expressions may need statements (e.g. isValid on a stack element).
             keys = "(" + ", ".join(key_codes) + ("," if len(key_codes) == 1 else "") + ")"
             w(f"e = T{idx}.lookup({keys})" if key_codes or profile is not None else "e = None")
+            w.ctypes.update({"a": "cython.long", "hit": "cython.long"})
             with w.block("if e is None"):
                 w(f"a = T{idx}.default_action")
                 w(f"args = T{idx}.default_args")
-                w("hit = False")
+                w("hit = 0")
             with w.block("else"):
                 if profile is None:
                     w("a = e.action")
                     w("args = e.args")
                 else:
                     self.indirect_action(profile, selector_exprs)
-                w("hit = True")
+                w("hit = 1")
                 if info.direct_counter is not None:
                     w("e.packets += 1")
                     w(f"e.bytes += {slot(self.layout.std_fields.get('packet_length', 0))}")
@@ -546,7 +550,7 @@ class ExternMixin:
                 with w.block(f"{'if' if first else 'elif'} a == {aid}"):
                     self.dispatch_action(asym, ref)
                 first = False
-            w("return hit, a")
+            w("return a * 2 + hit")
             assert w.lines is saved_lines
         return sym.func
 
@@ -619,7 +623,13 @@ class ExternMixin:
             first = cp[0].base
             if all(ps.base == first + i for i, ps in enumerate(cp)) and all(
                     slots(ps.type) == 1 for ps in cp):
-                self.w(f"s[{first}:{first + len(cp)}] = args")
+                # Compiled, a store per argument: a slice assignment costs a
+                # slice object and two index objects (~900 instructions).
+                with self.w.block("if cython.compiled"):
+                    for i in range(len(cp)):
+                        self.w(f"s[{first + i}] = args[{i}]")
+                with self.w.block("else"):
+                    self.w(f"s[{first}:{first + len(cp)}] = args")
             else:
                 for i, ps in enumerate(cp):
                     self.w(f"{slot(ps.base)} = args[{i}]")
