@@ -1,17 +1,17 @@
 # Cython's view of events.py on the compiled fast path (common.accel): the
 # Simulator as an extension type whose event queue is a heap over arrays of
-# machine words (the times and sequence numbers) with the callbacks in
-# parallel lists. Python ignores this file and runs the heapq branch.
+# machine words (times, sequence numbers, and the slots of two lists where
+# the callbacks and their arguments wait). Python ignores this file and
+# runs the heapq branch.
 cdef class Simulator:
     cdef public object now_ns, events_run, _stopped
     cdef object _heap, _seq
-    cdef long long[:] _when, _order
+    cdef long long[:] _when, _order, _slot, _free
     cdef list _fns, _args
-    cdef Py_ssize_t _n
+    cdef Py_ssize_t _n, _nfree
     cdef long long _next
     cpdef push(self, when_ns, fn, args)
     cdef void _grow(self)
     cdef void _pop_head(self)
     cdef inline void _move(self, Py_ssize_t src, Py_ssize_t dst)
-    cdef inline void _put(self, Py_ssize_t pos, long long when, long long order, object fn,
-                          object args)
+    cdef inline void _put(self, Py_ssize_t pos, long long when, long long order, long long slot)
