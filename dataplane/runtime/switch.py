@@ -392,6 +392,11 @@ class Switch:
         k_recirc = cython.declare(cython.Py_ssize_t, RECIRC)
         k_trunc = cython.declare(cython.Py_ssize_t, TRUNC)
         queue = self._i_queue
+        # The queue metadata's slots (read only when ``queue`` is not None).
+        q_enq_ts = cython.declare(cython.Py_ssize_t, queue[0] if queue else -1)
+        q_enq_depth = cython.declare(cython.Py_ssize_t, queue[1] if queue else -1)
+        q_deq_delta = cython.declare(cython.Py_ssize_t, queue[2] if queue else -1)
+        q_deq_depth = cython.declare(cython.Py_ssize_t, queue[3] if queue else -1)
         parser, deparser = self._parser, self._deparser
         # An empty control is not called at all (None).
         empty = self.program.empty_blocks
@@ -417,7 +422,7 @@ class Switch:
             if len(free) < FREE_STATES:
                 free.append(s)
 
-        @cython.locals(s=list)
+        @cython.locals(s=list, frame=bytes, cur=cython.Py_ssize_t)
         def ingress(port: int, data: bytes, instance_type: int = NORMAL,
                     preserved: tuple[list[Any], int] | None = None, ts: int | None = None
                     ) -> tuple[list[EgressJob], Sequence[tuple]]:
@@ -438,7 +443,10 @@ class Switch:
             except ParserReject as reject:
                 if reject.code is not None and i_perr >= 0:
                     s[i_perr] = reject.code
-            payload = s[k_payload] = data[s[k_cur]:]
+            frame = data
+            cur = s[k_cur]
+            payload = frame[cur:]  # compiled: a C slice of a bytes object
+            s[k_payload] = payload
             try:
                 if verify is not None:
                     verify(s)
@@ -481,10 +489,10 @@ class Switch:
             if i_ets >= 0:
                 s[i_ets] = now() if ts is None else ts
             if queue is not None:
-                s[queue[0]] = enq_timestamp
-                s[queue[1]] = enq_qdepth
-                s[queue[2]] = deq_timedelta
-                s[queue[3]] = deq_qdepth
+                s[q_enq_ts] = enq_timestamp
+                s[q_enq_depth] = enq_qdepth
+                s[q_deq_delta] = deq_timedelta
+                s[q_deq_depth] = deq_qdepth
             s[k_clone] = 0
             s[k_recirc] = 0
             if egress_c is not None:
