@@ -32,9 +32,13 @@ from dataplane.runtime.tables import Entry, Exact, Lpm, OptionalMatch, RangeMatc
 
 DROP_PORT = 511
 FREE_STATES = 64
-"""Finished packet states a switch keeps for reuse (programs with long
-header stacks only): enough for the packets in flight at once between a
-few ingresses and egresses, bounded so a burst does not pin memory."""
+"""Finished packet states kept for reuse (programs with long header stacks
+only), in one pool for every switch running the same compiled program:
+enough for the packets in flight at once between a few ingresses and
+egresses, bounded so a burst does not pin memory. One pool, not one per
+switch: a state freed by the hop just finished is still in the CPU's
+caches for the next hop, on whichever switch; a switch's own last state
+went cold while a hundred other switches ran."""
 
 # standard_metadata.instance_type values (BMv2 simple_switch).
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRCULATED, REPLICATION, RESUBMITTED = 0, 1, 2, 4, 5, 6
@@ -134,7 +138,7 @@ class Switch:
         lay = program.layout
         self._template = lay.template
         self._mark = lay.stack_mark
-        self._free: list[list[Any]] = []
+        self._free = lay.free_states
         self._gaps = _gaps(lay.template, lay.stack_spans)
         self._std = lay.std_fields
         hdr_end = lay.headers + slots(lay.headers_type)  # type: ignore[arg-type]

@@ -97,12 +97,30 @@ def test_program_has_a_marked_stack(program: CompiledProgram) -> None:
 
 def test_reused_states_leak_nothing(program: CompiledProgram) -> None:
     """Each packet through one long-lived switch (states reused) gives the
-    bytes a fresh switch gives it."""
+    bytes a fresh switch with fresh states gives it."""
     sw = switch(program)
+    pool = program.layout.free_states  # shared by the switches of a program
     pkts = packets(400, seed=7)
     for p in pkts:
-        assert sw.process(0, p) == switch(program).process(0, p), p.hex()
-    assert sw._free  # states were reused, not just allocated
+        reused = sw.process(0, p)
+        kept = pool[:]
+        pool.clear()
+        assert reused == switch(program).process(0, p), p.hex()
+        pool[:] = kept
+    assert sw._free is pool and pool  # states were reused, not just allocated
+
+
+def test_switches_of_one_program_share_their_finished_states(
+        program: CompiledProgram) -> None:
+    """A state one switch finished is the next packet's on another."""
+    a, b = switch(program), switch(program)
+    pool = program.layout.free_states
+    pool.clear()
+    a.process(0, packets(1, seed=1)[0])
+    assert len(pool) == 1
+    state = pool[0]
+    b.process(0, packets(1, seed=2)[0])
+    assert pool == [state] and pool[0] is state
 
 
 def test_control_stores_reach_the_deparser(program: CompiledProgram) -> None:

@@ -130,6 +130,9 @@ class Layout:
     # may have stored into one (-1: none; ``codegen.stackmarks``).
     stack_spans: list[tuple[int, int]] = field(default_factory=list)
     stack_mark: int = -1
+    # Finished packet states, reset to ``template``, that every switch
+    # running this layout may take for its next packet (``runtime.switch``).
+    free_states: list[list[Any]] = field(default_factory=list, repr=False, compare=False)
 
 
 @dataclass
