@@ -396,7 +396,7 @@ class Switch:
         k_recirc = cython.declare(cython.Py_ssize_t, RECIRC)
         k_trunc = cython.declare(cython.Py_ssize_t, TRUNC)
         queue = self._i_queue
-        # The queue metadata's slots (read only when ``queue`` is not None).
+        # The queue metadata's slots (-1: the program has none).
         q_enq_ts = cython.declare(cython.Py_ssize_t, queue[0] if queue else -1)
         q_enq_depth = cython.declare(cython.Py_ssize_t, queue[1] if queue else -1)
         q_deq_delta = cython.declare(cython.Py_ssize_t, queue[2] if queue else -1)
@@ -414,15 +414,15 @@ class Switch:
         preserve = self._preserve
         ingress_clone = self._ingress_clone
         replicate = self.replicate
-        mark, gaps, free = self._mark, self._gaps, self._free
+        mark = cython.declare(cython.Py_ssize_t, self._mark)  # -1: no long stacks
+        gaps, free = self._gaps, self._free
         whole = [(0, len(template), template)]
-        k_mark = cython.declare(cython.Py_ssize_t, mark)  # read by recycle only when >= 0
 
         def recycle(s: list[Any]) -> None:
             """Keep a finished state for the next packet, reset to the
             template: only the slots outside long stacks unless the mark
             says the packet's code may have stored into one."""
-            _reset(s, template, whole if s[k_mark] else gaps)
+            _reset(s, template, whole if s[mark] else gaps)
             if len(free) < FREE_STATES:
                 free.append(s)
 
@@ -492,7 +492,7 @@ class Switch:
             s[i_len] = job.length
             if i_ets >= 0:
                 s[i_ets] = now() if ts is None else ts
-            if queue is not None:
+            if q_enq_ts >= 0:
                 s[q_enq_ts] = enq_timestamp
                 s[q_enq_depth] = enq_qdepth
                 s[q_deq_delta] = deq_timedelta
