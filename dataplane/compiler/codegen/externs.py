@@ -520,7 +520,7 @@ class ExternMixin:
             saved_lines = w.lines
             # Key expressions may need statements (e.g. isValid on a stack element).
             keys = "(" + ", ".join(key_codes) + ("," if len(key_codes) == 1 else "") + ")"
-            w(f"e = T{idx}.lookup({keys})" if key_codes or profile is not None else "e = None")
+            w(f"e = L{idx}({keys})" if key_codes or profile is not None else "e = None")
             w.ctypes.update({"a": "cython.long", "hit": "cython.long"})
             with w.block("if e is None"):
                 w(f"a = T{idx}.default_action")

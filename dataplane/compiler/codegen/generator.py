@@ -703,6 +703,9 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         lines.append("def make(X):")
         for i in range(len(self.tables)):
             lines.append(f"    T{i} = X.tables[{i}]")
+            # A table's lookup routine is chosen once, when it is built:
+            # bound here, a lookup is a call, not an attribute read and a call.
+            lines.append(f"    L{i} = T{i}.lookup")
         for i in range(len(self.externs)):
             lines.append(f"    E{i} = X.externs[{i}]")
         for i in sorted(self.register_lists):
