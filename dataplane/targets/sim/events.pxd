@@ -4,13 +4,16 @@
 # the callbacks and their arguments wait). Python ignores this file and
 # runs the heapq branch.
 cdef class Simulator:
-    cdef public object now_ns, events_run, _stopped
+    # The clock and counters in machine words: an event's time is stored,
+    # not boxed, and hot paths read the clock as a struct load.
+    cdef public long long now_ns, events_run
+    cdef public bint _stopped
     cdef object _heap, _seq
     cdef long long[:] _when, _order, _slot, _free
     cdef list _fns, _args
     cdef Py_ssize_t _n, _nfree
     cdef long long _next
-    cpdef push(self, when_ns, fn, args)
+    cpdef push(self, long long when_ns, fn, args)
     cdef void _grow(self)
     cdef void _pop_head(self)
     cdef inline void _move(self, Py_ssize_t src, Py_ssize_t dst)

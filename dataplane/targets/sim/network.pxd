@@ -5,9 +5,11 @@
 # say which class a port, wire or switch is). The simulator attribute is a
 # Simulator (events.pxd), so reading its clock and pushing an event are a
 # struct load and a C call, and an egress queue takes EgressJobs only. Python
-# ignores this file; the attributes are those of __slots__, the rest plain
-# objects, and every method keeps its Python signature, so both paths
-# behave the same.
+# ignores this file; the attributes are those of __slots__. Counters,
+# times in nanoseconds, depths and busy flags are machine words (an
+# increment is an add, not a new integer object; each is only ever given an
+# int or a bool), the rest plain objects, and every method keeps its Python
+# signature, so both paths behave the same.
 cimport cython
 
 from dataplane.runtime.switch cimport EgressJob
@@ -17,16 +19,18 @@ cdef class SimSwitch
 
 cdef class Wire:
     cdef public Simulator sim
-    cdef public object dst, dst_port, delay_ns, loss, rng, bits_ns, sent, lost
-    cdef public object bandwidth_bps, _deliver
+    cdef public object dst, dst_port, loss, rng, bits_ns, _deliver
+    cdef public long long delay_ns, bandwidth_bps, sent, lost
     cpdef serialization_ns(self, nbytes)
     @cython.locals(sim=Simulator)
-    cpdef transmit(self, packet, ser_ns)
+    cpdef transmit(self, packet, long long ser_ns)
 
 cdef class EgressPort:
     cdef public Simulator sim
-    cdef public object switch, port, queue, depth, gap_ns, wire, busy, free_at
-    cdef public object drops, tx_packets, tx_bytes, max_depth, taps
+    cdef public object switch, port, queue, wire, taps
+    cdef public Py_ssize_t depth
+    cdef public long long gap_ns, free_at, drops, tx_packets, tx_bytes, max_depth
+    cdef public bint busy
     cdef object _on_free
     cpdef enqueue(self, EgressJob job)
     cpdef _dequeue(self)
@@ -39,7 +43,8 @@ cdef class EgressPort:
 
 cdef class HostNic:
     cdef public Simulator sim
-    cdef public object wire, queue, busy
+    cdef public object wire, queue
+    cdef public bint busy
     cdef object _on_sent
     cpdef send(self, packet)
     @cython.locals(wire=Wire, sim=Simulator)
@@ -50,9 +55,11 @@ cdef class HostNic:
 cdef class SimSwitch:
     cdef dict __dict__
     cdef public Simulator sim
-    cdef public object recirculation_ns, recirculated, name, engine, ports, offset_us
-    cdef public object proc_gap_ns, input, input_depth, input_busy, input_drops, rx_packets
-    cdef public object taps, unconnected, unconnected_drops
+    cdef public object recirculation_ns, name, engine, ports, input, taps, unconnected
+    cdef public long long offset_us, proc_gap_ns, recirculated, input_drops, rx_packets
+    cdef public long long unconnected_drops
+    cdef public Py_ssize_t input_depth
+    cdef public bint input_busy
     cdef object _on_input
     cpdef receive(self, port, packet)
     @cython.locals(sim=Simulator)
@@ -68,5 +75,6 @@ cdef class SimSwitch:
 cdef class SimHost:
     cdef dict __dict__
     cdef public Simulator sim
-    cdef public object name, mac, ip, nic, handlers, rx_packets, tx_packets
+    cdef public object name, mac, ip, nic, handlers
+    cdef public long long rx_packets, tx_packets
     cpdef receive(self, port, packet)
