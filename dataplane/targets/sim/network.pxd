@@ -51,7 +51,13 @@ cdef class HostNic:
     cpdef _next(self)
 
 # SimSwitch and SimHost keep an instance __dict__: apps and tests may set
-# attributes of their own on them, as they can on any Python object.
+# attributes of their own on them, as they can on any Python object. They
+# are final: with a __dict__, every C call of a cpdef method would otherwise
+# look the method up on the instance in case Python code had replaced it
+# (Cython's cache of that answer holds one instance at a time, so with many
+# switches it missed: a lookup and a bound method made and freed per call).
+# Nothing subclasses them or replaces their cpdef methods.
+@cython.final
 cdef class SimSwitch:
     cdef dict __dict__
     cdef public Simulator sim
@@ -72,6 +78,7 @@ cdef class SimSwitch:
     @cython.locals(ep=EgressPort)
     cpdef enqueue(self, EgressJob job)
 
+@cython.final
 cdef class SimHost:
     cdef dict __dict__
     cdef public Simulator sim
