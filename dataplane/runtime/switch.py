@@ -12,7 +12,7 @@ connects them immediately, as STF tests and BMv2 with empty queues do.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -85,6 +85,29 @@ class ValueSet:
         return key in self.members
 
 
+class PacketCounts(Mapping[str, int]):
+    """A switch's packets through ingress and egress, and dropped: a live,
+    read-only view of counters the per-packet closures keep in machine
+    words."""
+
+    __slots__ = ("_read",)
+
+    def __init__(self, read: Callable[[], dict[str, int]]) -> None:
+        self._read = read
+
+    def __getitem__(self, key: str) -> int:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __repr__(self) -> str:
+        return f"PacketCounts({self._read()})"
+
+
 class Switch:
     """A v1model switch running one compiled program."""
 
@@ -154,7 +177,6 @@ class Switch:
         self._egress = blocks["egress"]
         self._compute = blocks["compute"]
         self._deparser = blocks["deparser"]
-        self.stats = {"ingress": 0, "egress": 0, "dropped": 0}
         self._bind_data_plane()
 
     def _action_profile(self, name: str) -> ActionProfile:
@@ -373,8 +395,12 @@ class Switch:
         ask the switch's clock.
         """
         template = self._template
-        stats = self.stats
         now = self.now
+        # Packets through ingress and egress, and dropped: machine words in
+        # the closures' cells when compiled (``stats`` reads them).
+        n_ingress = cython.declare(cython.longlong, 0)
+        n_egress = cython.declare(cython.longlong, 0)
+        n_dropped = cython.declare(cython.longlong, 0)
         # Compiled, the slot numbers are machine words in the closures'
         # cells (cython.declare; in Python it returns the value), so the
         # per-packet path indexes its state list without integer objects.
@@ -430,7 +456,8 @@ class Switch:
         def ingress(port: int, data: bytes, instance_type: int = NORMAL,
                     preserved: tuple[list[Any], int] | None = None, ts: int | None = None
                     ) -> tuple[list[EgressJob], Sequence[tuple]]:
-            stats["ingress"] += 1
+            nonlocal n_ingress, n_dropped
+            n_ingress += 1
             if type(data) is not bytes:  # the compiled parser reads bytes only
                 data = bytes(data)
             length = len(data)
@@ -473,7 +500,7 @@ class Switch:
                 return jobs, ()
             egress_spec = s[i_spec]
             if egress_spec == DROP_PORT:
-                stats["dropped"] += 1
+                n_dropped += 1
                 if mark >= 0:
                     recycle(s)
                 return jobs, ()
@@ -485,7 +512,8 @@ class Switch:
         def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
                    deq_timedelta: int = 0, deq_qdepth: int = 0, ts: int | None = None) -> tuple[
                        Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:
-            stats["egress"] += 1
+            nonlocal n_egress, n_dropped
+            n_egress += 1
             s = job.state
             s[i_eport] = job.port
             s[i_spec] = 0
@@ -520,7 +548,7 @@ class Switch:
                     length = sum(map(len, out)) + len(job.payload)
                     clones = [EgressJob(mport, c, job.payload, length)]
             if s[i_spec] == DROP_PORT:
-                stats["dropped"] += 1
+                n_dropped += 1
                 if mark >= 0:
                     recycle(s)
                 return (), clones, ()
@@ -542,8 +570,12 @@ class Switch:
                 recycle(s)
             return ((job.port, packet),), clones, ()
 
+        def counts() -> dict[str, int]:
+            return {"ingress": n_ingress, "egress": n_egress, "dropped": n_dropped}
+
         self.ingress = ingress
         self.egress = egress
+        self.stats = PacketCounts(counts)
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
         """Ingress, an immediate traffic manager, and egress for one packet
