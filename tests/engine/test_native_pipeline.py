@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+import zlib
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,84 @@ def test_inline_checksum_sums_in_a_machine_word_only_when_it_cannot_overflow(
     while total > 0xFFFF:
         total = (total & 0xFFFF) + (total >> 16)
     assert out == [(0, frame[:16] + (0xFFFF - total).to_bytes(2, "big") + frame[18:])]
+
+
+HASHES = v1model(
+    types="""header a_t { bit<8> sel; bit<16> x; bit<32> y; bit<48> z; bit<64> w; bit<16> mx;
+                  bit<32> base; }
+header b_t { bit<32> v; bit<8> u; }
+header r_t { bit<16> h16; bit<32> h32; bit<64> h64; bit<16> c16; bit<32> c32; }
+struct H { a_t a; b_t b; r_t r; }
+struct M { }
+""",
+    parser="""parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.a); transition select(hdr.a.sel) { 1: with_b; default: accept; } }
+    state with_b { pkt.extract(hdr.b); transition accept; }
+}
+""",
+    ingress="""control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    apply {
+        hdr.r.setValid();
+        hash(hdr.r.h16, HashAlgorithm.crc16, 16w0, { hdr.a.x, hdr.a.y, hdr.b.v, hdr.b.u },
+             hdr.a.mx);
+        hash(hdr.r.h32, HashAlgorithm.crc32, hdr.a.base, { hdr.a.z, hdr.a.w, hdr.b.v },
+             33w0x100000000);
+        hash(hdr.r.h64, HashAlgorithm.crc32, 64w0xFFFFFFFFFFFFFF00, { hdr.a.y, hdr.b.u },
+             64w100000);
+        hash(hdr.r.c16, HashAlgorithm.crc16_custom, 16w7, { hdr.a.w, hdr.a.x }, 32w65536);
+        hash(hdr.r.c32, HashAlgorithm.crc32_custom, 32w0, { hdr.b.u, hdr.a.z }, hdr.a.y);
+        sm.egress_spec = 1;
+    }
+}
+""",
+    deparser="control D(packet_out pkt, in H hdr) {\n"
+             "    apply { pkt.emit(hdr.a); pkt.emit(hdr.b); pkt.emit(hdr.r); }\n}\n")
+
+
+def _crc16_arc(data: bytes) -> int:
+    """CRC-16/ARC, bit by bit from its definition (poly 0x8005 reflected)."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+def test_inline_crc_hashes_match_python_and_a_reference(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiled, a CRC hash over whole-byte fields runs in machine words in
+    place (no packed bytes); its Python text calls hash_bytes. Both must
+    give BMv2's ``base + crc % max`` (uint64) of the fields' bytes, an
+    invalid header's left out: checked against zlib's CRC-32 and a CRC-16
+    written here, with max 0 (the result is base), a base near 2**64 (the
+    sum wraps) and outputs narrower than the sum."""
+    python, built = _built_and_python(tmp_path, monkeypatch, HASHES)
+    assert python.program.python_source.count("if cython.compiled") >= 5
+    rng = random.Random(3)
+    for i in range(300):
+        has_b = rng.random() < 0.5
+        a = bytearray(rng.randrange(256) for _ in range(27))
+        a[0] = 1 if has_b else rng.choice((0, 2, 9))
+        if i % 7 == 0:
+            a[21:23] = bytes(2)  # hdr.a.mx = 0
+        b = bytes(rng.randrange(256) for _ in range(5)) if has_b else b""
+        frame = bytes(a) + b
+        out = python.process(0, frame)
+        assert built.process(0, frame) == out, frame.hex()
+        [(port, data)] = out
+        assert port == 1
+        x, y, z, w = a[1:3], a[3:7], a[7:13], a[13:21]
+        mx, base = int.from_bytes(a[21:23], "big"), int.from_bytes(a[23:27], "big")
+        v, u = b[0:4], b[4:5]
+        r = data[len(frame):]
+
+        def want(crc: int, base: int, mx: int, width: int) -> int:
+            return ((crc % (mx or 1) + base) % (1 << 64)) & ((1 << width) - 1)
+
+        assert int.from_bytes(r[0:2], "big") == want(_crc16_arc(x + y + v + u), 0, mx, 16)
+        assert int.from_bytes(r[2:6], "big") == want(zlib.crc32(z + w + v), base, 1 << 32, 32)
+        assert int.from_bytes(r[6:14], "big") == want(zlib.crc32(y + u), 2**64 - 256, 100000, 64)
+        assert int.from_bytes(r[14:16], "big") == want(_crc16_arc(w + x), 7, 65536, 16)
+        assert int.from_bytes(r[16:20], "big") == want(zlib.crc32(u + z), 0,
+                                                       int.from_bytes(y, "big"), 32)

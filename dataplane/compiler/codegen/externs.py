@@ -4,6 +4,7 @@ packet_in/packet_out methods, with P4's copy-in/copy-out semantics."""
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,27 @@ if TYPE_CHECKING:
 _PACK_CODES = {8: "B", 16: "H", 32: "I", 48: "IH", 64: "Q"}
 """struct codes of the whole-byte widths ``packed_fields`` packs (48 bits as
 two fields)."""
+
+_INLINE_CRC = {
+    "crc16": (0xA001, 0, 0),
+    "crc16_custom": (0xA001, 0, 0),
+    "crc32": (0xEDB88320, 0xFFFFFFFF, 0xFFFFFFFF),
+    "crc32_custom": (0xEDB88320, 0xFFFFFFFF, 0xFFFFFFFF),
+}
+"""The hashes ``inline_crc_hash`` computes in place on the compiled fast
+path, as (reflected polynomial, initial register, final XOR): BMv2's
+CRC-16/ARC and CRC-32 (``runtime.externs``; the _custom ones at their
+defaults). A reflected CRC whose initial value reads the same reflected,
+so the register starts at it as it is."""
+
+
+def _word(v: Val) -> bool:
+    """Whether ``v`` always fits an unsigned 64-bit machine word."""
+    t = strip(v.type)
+    if v.is_const:
+        return isinstance(v.const, int) and not isinstance(v.const, bool) \
+            and 0 <= v.const < 1 << 64
+    return isinstance(t, BitT) and not t.signed and t.width <= 64
 
 
 class CopyBlockParams(Exception):
@@ -919,14 +941,12 @@ class ExternMixin:
         v = self.ev(e)
         return "(" + "".join(self._flist(v.type, self.flat(v), None)) + ")"
 
-    def packed_fields(self: CodeGen, elems: list[ast.Expr], vals: list[Val]) -> str | None:
-        """Code for the bytes ``pack_bits`` would make of a list of whole-byte
-        unsigned fields (8, 16, 32, 48 or 64 bits): each run of fields under
-        one validity bit packed by one ``struct`` call, an invalid header's
-        run left out. Field values are always within their width, so the
-        bytes are those fields' big-endian bytes in order. None: the list
-        needs the general path."""
-        runs: list[tuple[str | None, list[tuple[str, str]]]] = []
+    def byte_fields(self: CodeGen, elems: list[ast.Expr], vals: list[Val]
+                    ) -> list[tuple[str | None, list[tuple[str, int]]]] | None:
+        """A list of whole-byte unsigned fields (8, 16, 32, 48 or 64 bits) as
+        runs under one validity bit each (None: always present), each field
+        as (code, width). None: the list needs the general path."""
+        runs: list[tuple[str | None, list[tuple[str, int]]]] = []
         for x, v in zip(elems, vals):
             t = strip(v.type)
             if v.parts is not None or not isinstance(t, BitT) or t.signed \
@@ -935,10 +955,27 @@ class ExternMixin:
             valid = self._header_valid(x)
             if not runs or runs[-1][0] != valid:
                 runs.append((valid, []))
-            if t.width == 48:
-                runs[-1][1].extend((("I", f"({v.code}) >> 16"), ("H", f"({v.code}) & 65535")))
-            else:
-                runs[-1][1].append((_PACK_CODES[t.width], v.code))
+            runs[-1][1].append((v.code, t.width))
+        return runs
+
+    def packed_fields(self: CodeGen, elems: list[ast.Expr], vals: list[Val]) -> str | None:
+        """Code for the bytes ``pack_bits`` would make of a list of whole-byte
+        unsigned fields: each run of fields under one validity bit packed by
+        one ``struct`` call, an invalid header's run left out. Field values
+        are always within their width, so the bytes are those fields'
+        big-endian bytes in order. None: the list needs the general path."""
+        byte_runs = self.byte_fields(elems, vals)
+        if byte_runs is None:
+            return None
+        runs: list[tuple[str | None, list[tuple[str, str]]]] = []
+        for valid, fields in byte_runs:
+            packs: list[tuple[str, str]] = []
+            for code, width in fields:
+                if width == 48:
+                    packs.extend((("I", f"({code}) >> 16"), ("H", f"({code}) & 65535")))
+                else:
+                    packs.append((_PACK_CODES[width], code))
+            runs.append((valid, packs))
         parts = []
         for valid, fields in runs:
             k = self.struct_formats.setdefault(">" + "".join(c for c, _ in fields),
@@ -1063,6 +1100,48 @@ class ExternMixin:
                                                                          f"{(1 << width) - 1})"))
         return True
 
+    def inline_crc_hash(self: CodeGen, algo: str,
+                        runs: list[tuple[str | None, list[tuple[str, int]]]],
+                        base: str, mx: str, width: int) -> str:
+        """``hash_bytes`` of a reflected CRC over whole-byte fields, for the
+        compiled fast path: the register shifted bit by bit over each
+        field's big-endian bytes in machine words (no packed bytes, no table
+        and no integer objects), then ``base + h % max`` in 64-bit unsigned
+        arithmetic as BMv2 computes it. Returns the local holding the
+        result."""
+        poly, init, xor_out = _INLINE_CRC[algo]
+        word = "cython.ulonglong"
+        h, k, j = self.fresh("h"), self.fresh("k"), self.fresh("j")
+        p, x, m = self.fresh("p"), self.fresh("x"), self.fresh("m")
+        self.w.ctypes.update({h: word, k: "cython.Py_ssize_t", j: "cython.Py_ssize_t",
+                              p: word, x: word, m: word})
+        # Constants in typed locals: Cython gives a literal above 2**31 the
+        # type of a Python int, which would take the whole expression out of
+        # machine words (and out of their 64-bit wrap).
+        self.w(f"{h} = {init}")
+        self.w(f"{p} = {poly}")
+        self.w(f"{x} = {xor_out}")
+        self.w(f"{m} = {(1 << min(width, 64)) - 1}")
+        for valid, fields in runs:
+            with self.w.block(f"if {valid}") if valid is not None else nullcontext():
+                for code, bits in fields:
+                    f = self.fresh("w")
+                    self.w.ctypes[f] = word
+                    self.w(f"{f} = {code}")
+                    with self.w.block(f"for {k} in range({bits - 8}, -1, -8)"):
+                        self.w(f"{h} ^= ({f} >> {k}) & 255")
+                        with self.w.block(f"for {j} in range(8)"):
+                            self.w(f"{h} = ({h} >> 1) ^ ({p} if {h} & 1 else 0)")
+        size, b, r = self.fresh("z"), self.fresh("b"), self.fresh("r")
+        self.w.ctypes.update({size: word, b: word, r: word})
+        self.w(f"{size} = {mx}")
+        with self.w.block(f"if {size} == 0"):
+            self.w(f"{size} = 1")
+        self.w(f"{b} = {base}")
+        # Unsigned C arithmetic wraps modulo 2**64, as BMv2's uint64 does.
+        self.w(f"{r} = (({h} ^ {x}) % {size} + {b}) & {m}")
+        return r
+
     def algo_name(self: CodeGen, e: ast.Expr) -> str:
         v = self.ev(e)
         t = strip(v.type)
@@ -1118,6 +1197,15 @@ class ExternMixin:
             width = field_bits(strip(lv.type))
             if packed is not None:
                 call = f"hash_bytes({algo!r}, {packed}, {base.code}, {mx.code}, {width})"
+                if algo in _INLINE_CRC and lv.slice is None and _word(base) and _word(mx):
+                    runs = self.byte_fields(elems, vals)  # type: ignore[arg-type]
+                    assert runs is not None  # packed_fields accepted the list
+                    with self.w.block("if cython.compiled"):
+                        r = self.inline_crc_hash(algo, runs, base.code, mx.code, width)
+                        self.store(lv, Val(lv.type, code=r))
+                    with self.w.block("else"):
+                        self.store(lv, Val(lv.type, code=call))
+                    return void
             else:
                 data = self.field_list(args[3], vals)
                 call = f"compute_hash({algo!r}, {data}, {base.code}, {mx.code}, {width})"
