@@ -227,15 +227,15 @@ def _prototype(proto: str, payload_size: int, dscp: int, ttl: int) -> bytes:
 
 @cython.cfunc
 @cython.inline
-@cython.locals(buf=bytearray, off=cython.Py_ssize_t, value=cython.ulonglong, nbytes=cython.int,
-               k=cython.int)
-def _store_be(buf: bytearray, off: int, value: int, nbytes: int) -> None:
-    """``value`` as ``nbytes`` big-endian bytes at ``buf[off]``: on the
-    compiled fast path, C stores (PacketFactory.packet's compiled branch;
-    Python packs with struct)."""
+@cython.locals(p=cython.p_uchar, off=cython.Py_ssize_t, value=cython.ulonglong,
+               nbytes=cython.int, k=cython.int)
+def _put_be(p: object, off: int, value: int, nbytes: int) -> None:
+    """``value`` as ``nbytes`` big-endian bytes at ``p[off]``: C stores on
+    the compiled fast path (PacketFactory.packet's compiled branch only;
+    the caller keeps ``off + nbytes`` within the buffer)."""
     k = nbytes - 1
     while k >= 0:
-        buf[off + k] = value & 0xFF
+        p[off + k] = value & 0xFF
         value >>= 8
         k -= 1
 
@@ -289,18 +289,21 @@ class PacketFactory:
         )
         self._l4_base = ones_sum(bytes(pseudo)) + ones_sum(seg)
         self._template = bytes(template)
+        if self._pay_off + SEQ_BYTES > len(template):  # packet() stores up to here
+            raise TrafficError(f"{flow.payload_size}-byte payload: too short for the "
+                               f"{SEQ_BYTES}-byte sequence number")
 
     # On the compiled fast path the sums are machine words (each is a few
     # 16-bit words plus a folded base), common.checksum.fold is written out
-    # in place, and the fields go into the frame as C byte stores
-    # (_store_be) instead of struct.pack_into calls; Python ignores the
-    # declarations and runs the struct branch.
+    # in place, and the frame is one new bytes object copied from the
+    # template and patched by C stores (_put_be) before anyone sees it;
+    # Python ignores the declarations and patches a bytearray with struct.
     @cython.locals(ip_id=cython.ulonglong, s=cython.ulonglong, total=cython.ulonglong,
                    t=cython.ulonglong, ck=cython.ulonglong, ip_ck=cython.ulonglong,
-                   sp=cython.ulonglong, dp=cython.ulonglong, buf=bytearray)
+                   sp=cython.ulonglong, dp=cython.ulonglong, buf=bytearray,
+                   p=cython.p_uchar, tcp=cython.bint, csum=cython.bint)
     def packet(self, seq: int, sport: int | None = None, dport: int | None = None) -> bytes:
         """Frame of packet ``seq``; ``sport``/``dport`` override the flow's."""
-        buf = bytearray(self._template)
         ip_id = seq & 0xFFFF
         total = self._ip_base + ip_id
         ip_ck = (total % 0xFFFF or (0xFFFF if total else 0)) ^ 0xFFFF  # fold(), inlined
@@ -309,16 +312,6 @@ class PacketFactory:
         if (sp | dp) >> 16:
             raise ValueError(f"ports {sp}, {dp}: each must fit 16 bits")
         s = seq & 0xFFFF_FFFF_FFFF_FFFF
-        if cython.compiled:
-            _store_be(buf, 18, ip_id, 2)  # ETH_LEN + 4
-            _store_be(buf, 24, ip_ck, 2)  # ETH_LEN + 10
-            _store_be(buf, 34, (sp << 16) | dp, 4)  # self._l4
-            _store_be(buf, self._pay_off, s, 8)
-        else:
-            _H.pack_into(buf, 18, ip_id)
-            _H.pack_into(buf, 24, ip_ck)
-            _HH.pack_into(buf, 34, sp, dp)
-            _Q.pack_into(buf, self._pay_off, s)
         total = (
             self._l4_base
             + sp
@@ -328,21 +321,37 @@ class PacketFactory:
             + ((s >> 16) & 0xFFFF)
             + (s & 0xFFFF)
         )
-        if self._tcp:
+        tcp = self._tcp
+        t = 0
+        if tcp:
             t = (seq * self._payload_size) & 0xFFFF_FFFF
-            if cython.compiled:
-                _store_be(buf, 38, t, 4)  # self._l4 + 4
-            else:
-                _I.pack_into(buf, 38, t)
             total += (t >> 16) + (t & 0xFFFF)
-        elif not self._udp_csum:
-            return bytes(buf)
+        csum = tcp or self._udp_csum
         ck = (total % 0xFFFF or (0xFFFF if total else 0)) ^ 0xFFFF  # as fold() does
         # RFC 768: a computed zero UDP checksum is sent as all ones.
-        if not self._tcp and not ck:
+        if not tcp and not ck:
             ck = 0xFFFF
         if cython.compiled:
-            _store_be(buf, self._csum_off, ck, 2)
-        else:
+            # __init__ checked that the template holds every offset below.
+            frame = PyBytes_FromStringAndSize(  # noqa: F821 (cimported in packets.pxd)
+                PyBytes_AS_STRING(self._template), len(self._template))  # noqa: F821
+            p = cython.cast(cython.p_uchar, PyBytes_AS_STRING(frame))  # noqa: F821
+            _put_be(p, 18, ip_id, 2)  # ETH_LEN + 4
+            _put_be(p, 24, ip_ck, 2)  # ETH_LEN + 10
+            _put_be(p, 34, (sp << 16) | dp, 4)  # self._l4
+            _put_be(p, self._pay_off, s, 8)
+            if tcp:
+                _put_be(p, 38, t, 4)  # self._l4 + 4
+            if csum:
+                _put_be(p, self._csum_off, ck, 2)
+            return frame
+        buf = bytearray(self._template)
+        _H.pack_into(buf, 18, ip_id)
+        _H.pack_into(buf, 24, ip_ck)
+        _HH.pack_into(buf, 34, sp, dp)
+        _Q.pack_into(buf, self._pay_off, s)
+        if tcp:
+            _I.pack_into(buf, 38, t)
+        if csum:
             _H.pack_into(buf, self._csum_off, ck)
         return bytes(buf)

@@ -54,7 +54,7 @@ _FLOW_KEYS_KEPT = 1 << 16
                vihl=cython.Py_ssize_t, ihl=cython.Py_ssize_t, total=cython.Py_ssize_t,
                end=cython.Py_ssize_t, proto=cython.Py_ssize_t, l4=cython.Py_ssize_t,
                data=cython.Py_ssize_t, sport=cython.Py_ssize_t, dport=cython.Py_ssize_t,
-               b=bytes)
+               b=bytes, i=cython.Py_ssize_t, u=cython.ulonglong)
 def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
     """Flow, sequence number and payload of an Ethernet frame.
 
@@ -103,7 +103,15 @@ def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
             _ntoa(addresses[:4]), _ntoa(addresses[4:]), proto, sport, dport
         )
     payload = b[data:end]
-    seq = _Q.unpack_from(payload)[0] if len(payload) >= SEQ_BYTES else None
+    seq = None
+    if end - data >= SEQ_BYTES:
+        if cython.compiled:  # the big-endian sequence number, eight C reads
+            u = 0
+            for i in range(data, data + SEQ_BYTES):
+                u = (u << 8) | b[i]
+            seq = u
+        else:
+            seq = _Q.unpack_from(b, data)[0]
     return key, seq, payload
 
 
