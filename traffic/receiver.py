@@ -80,7 +80,9 @@ def parse_frame(frame: bytes) -> tuple[FlowKey | None, int | None, bytes]:
         return None, None, b
     if ((b[off + 6] & 0x1F) << 8) | b[off + 7]:
         return None, None, b
-    end = min(off + total, n)
+    end = off + total
+    if end > n:
+        end = n
     proto = b[off + 9]
     l4 = off + ihl
     if proto == 17:
