@@ -57,6 +57,12 @@ Matches = Sequence[MatchSpec | int | None]
 
 _PRIORITY_KINDS = frozenset(("ternary", "range", "optional"))
 
+LPM_RESULTS_KEPT = 1 << 16
+"""Keys whose lpm result a table remembers before it starts afresh (so a
+run over many distinct addresses keeps bounded memory)."""
+
+_UNSEEN = object()
+
 
 class Entry:
     """One installed entry; ``packets``/``bytes`` are its direct counter and
@@ -124,6 +130,7 @@ class Table:
         "_lpm_pos",
         "_levels",
         "_level_dicts",
+        "_lpm_results",
         "_scan",
         "_scan_keys",
         "_shifts",
@@ -168,6 +175,10 @@ class Table:
         self._by_key: dict[tuple, Entry] = {}
         self._levels: list[tuple[int, dict]] = []
         self._level_dicts: dict[int, dict] = {}
+        # One-field lpm tables remember each key's result (an entry or
+        # None) until an entry is added or removed: a packet's lookup is
+        # then one dictionary probe instead of one per prefix length.
+        self._lpm_results: dict[int, Entry | None] = {}
         self._scan: list[tuple[int, int, tuple[tuple[int, int, int], ...], Entry]] = []
         self._scan_keys: list[tuple[int, int]] = []
         self._lpm_pos = -1
@@ -201,11 +212,19 @@ class Table:
 
     def _lookup_lpm1(self, key: tuple[int, ...]) -> Entry | None:
         value = key[0]
+        results = self._lpm_results
+        found = results.get(value, _UNSEEN)
+        if found is not _UNSEEN:
+            return found  # type: ignore[return-value]
+        entry = None
         for mask, level in self._levels:
             entry = level.get(value & mask)
             if entry is not None:
-                return entry
-        return None
+                break
+        if len(results) >= LPM_RESULTS_KEPT:
+            results.clear()
+        results[value] = entry
+        return entry
 
     def _lookup_lpm(self, key: tuple[int, ...]) -> Entry | None:
         pos = self._lpm_pos
@@ -463,6 +482,7 @@ class Table:
         self._by_key.clear()
         self._levels.clear()
         self._level_dicts.clear()
+        self._lpm_results.clear()
         self._scan.clear()
         self._scan_keys.clear()
 
@@ -503,16 +523,19 @@ class Table:
             level = self._level_dicts[plen] = {}
             self._rebuild_levels()
         level[lkey] = entry
+        self._lpm_results.clear()
 
     def _lpm_remove(self, key: tuple, entry: Entry) -> None:
         plen, lkey = self._lpm_key(key)
         level = self._level_dicts[plen]
         del level[lkey]
+        self._lpm_results.clear()
         if not level:
             del self._level_dicts[plen]
             self._rebuild_levels()
 
     def _rebuild_levels(self) -> None:
+        self._lpm_results.clear()
         full = (1 << self.widths[self._lpm_pos]) - 1
         self._levels[:] = [
             (full ^ (full >> plen), self._level_dicts[plen])

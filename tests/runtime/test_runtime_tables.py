@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from common.errors import P4UnsupportedError, RuntimeConfigError
 from dataplane.compiler.schema import ActionRefInfo, MatchFieldInfo, TableInfo
+from dataplane.runtime import tables
 from dataplane.runtime.externs import GREEN, RED, Meter
 from dataplane.runtime.tables import (
     Exact,
@@ -140,6 +143,40 @@ def test_lpm_longest_prefix_wins() -> None:
     t.delete(default_route)
     assert t.lookup((0x0B000000,)) is None
     assert t.find([Lpm(0x0A000105, 32)]) is host
+
+
+@pytest.mark.parametrize("kept", [3, 1 << 16])
+def test_lpm_remembered_results_follow_every_change(monkeypatch: pytest.MonkeyPatch,
+                                                     kept: int) -> None:
+    """A one-field lpm table remembers each key's result; entries added,
+    removed and cleared between lookups must change what it answers, as a
+    longest-prefix match written here over the installed prefixes says
+    (with room for 3 results, the memory also starts afresh often)."""
+    monkeypatch.setattr(tables, "LPM_RESULTS_KEPT", kept)
+    t = make_table([("h.dst", 8, "lpm")])
+    rng = random.Random(1)
+    installed: dict[tuple[int, int], object] = {}
+    keys = [rng.randrange(256) for _ in range(12)]
+    for _ in range(600):
+        op = rng.random()
+        if op < 0.2:
+            plen = rng.randrange(9)
+            value = rng.randrange(256) & (0xFF ^ (0xFF >> plen))
+            if (value, plen) not in installed:
+                installed[value, plen] = t.insert([Lpm(value, plen)], FWD, [plen])
+        elif op < 0.3 and installed:
+            value, plen = rng.choice(sorted(installed))
+            t.delete(installed.pop((value, plen)))
+        elif op < 0.32:
+            t.clear()
+            installed.clear()
+        else:
+            key = rng.choice(keys)
+            matching = [(plen, entry) for (value, plen), entry in installed.items()
+                        if key & (0xFF ^ (0xFF >> plen)) == value]
+            want = max(matching, key=lambda m: m[0])[1] if matching else None
+            assert t.lookup((key,)) is want
+    assert len(t._lpm_results) <= kept
 
 
 def test_lpm_zero_prefix_is_dont_care_and_duplicates() -> None:
