@@ -890,8 +890,14 @@ class ExternMixin:
                     i, x = self.fresh("i"), self.fresh("x")
                     self.w(f"{i} = {idx.code}")
                     self.w(f"{x} = {v.code}")
+                    # A bit<W> value is always within W bits (every
+                    # expression of the type is masked to it), so a value of
+                    # the register's own unsigned type is stored as it is.
+                    st = strip(v.type)
+                    fits = isinstance(st, BitT) and not st.signed and st.width <= reg.width
+                    value = x if fits else f"{x} & {(1 << reg.width) - 1}"
                     with self.w.block(f"if {i} < {reg.size}"):  # out of range: nothing
-                        self.w(f"RV{sym.index}[{i}] = {x} & {(1 << reg.width) - 1}")
+                        self.w(f"RV{sym.index}[{i}] = {value}")
                     return Val(VoidT())
                 self.w(f"{ref}.write({idx.code}, {v.code})")
                 return Val(VoidT())
