@@ -56,6 +56,7 @@ from dataplane.compiler.frontend.types import (
     slots,
     strip,
 )
+from dataplane.runtime.externs import reflected_crc
 
 if TYPE_CHECKING:
     from dataplane.compiler.codegen.generator import CodeGen
@@ -64,19 +65,6 @@ if TYPE_CHECKING:
 _PACK_CODES = {8: "B", 16: "H", 32: "I", 48: "IH", 64: "Q"}
 """struct codes of the whole-byte widths ``packed_fields`` packs (48 bits as
 two fields)."""
-
-_INLINE_CRC = {
-    "crc16": (0xA001, 0, 0),
-    "crc16_custom": (0xA001, 0, 0),
-    "crc32": (0xEDB88320, 0xFFFFFFFF, 0xFFFFFFFF),
-    "crc32_custom": (0xEDB88320, 0xFFFFFFFF, 0xFFFFFFFF),
-}
-"""The hashes ``inline_crc_hash`` computes in place on the compiled fast
-path, as (reflected polynomial, initial register, final XOR): BMv2's
-CRC-16/ARC and CRC-32 (``runtime.externs``; the _custom ones at their
-defaults). A reflected CRC whose initial value reads the same reflected,
-so the register starts at it as it is."""
-
 
 def _word(v: Val) -> bool:
     """Whether ``v`` always fits an unsigned 64-bit machine word."""
@@ -964,15 +952,12 @@ class ExternMixin:
             runs[-1][1].append((v.code, t.width))
         return runs
 
-    def packed_fields(self: CodeGen, elems: list[ast.Expr], vals: list[Val]) -> str | None:
-        """Code for the bytes ``pack_bits`` would make of a list of whole-byte
-        unsigned fields: each run of fields under one validity bit packed by
-        one ``struct`` call, an invalid header's run left out. Field values
-        are always within their width, so the bytes are those fields'
-        big-endian bytes in order. None: the list needs the general path."""
-        byte_runs = self.byte_fields(elems, vals)
-        if byte_runs is None:
-            return None
+    def packed_fields(self: CodeGen,
+                      byte_runs: list[tuple[str | None, list[tuple[str, int]]]]) -> str:
+        """Code for the bytes ``pack_bits`` would make of ``byte_fields``'
+        runs: each run packed by one ``struct`` call, an invalid header's run
+        left out. Field values are always within their width, so the bytes
+        are those fields' big-endian bytes in order."""
         runs: list[tuple[str | None, list[tuple[str, str]]]] = []
         for valid, fields in byte_runs:
             packs: list[tuple[str, str]] = []
@@ -1115,7 +1100,9 @@ class ExternMixin:
         and no integer objects), then ``base + h % max`` in 64-bit unsigned
         arithmetic as BMv2 computes it. Returns the local holding the
         result."""
-        poly, init, xor_out = _INLINE_CRC[algo]
+        crc = reflected_crc(algo)
+        assert crc is not None  # the caller checked
+        poly, init, xor_out = crc
         word = "cython.ulonglong"
         h, k, j = self.fresh("h"), self.fresh("k"), self.fresh("j")
         p, x, m = self.fresh("p"), self.fresh("x"), self.fresh("m")
@@ -1198,14 +1185,14 @@ class ExternMixin:
             base = self.ev(args[2])
             elems = args[3].elems if isinstance(args[3], ast.ListExpr) else []
             vals = [self.ev(x) for x in elems] or None
-            packed = self.packed_fields(elems, vals) if vals else None
+            runs = self.byte_fields(elems, vals) if vals else None
             mx = self.ev(args[4])
             width = field_bits(strip(lv.type))
-            if packed is not None:
-                call = f"hash_bytes({algo!r}, {packed}, {base.code}, {mx.code}, {width})"
-                if algo in _INLINE_CRC and lv.slice is None and _word(base) and _word(mx):
-                    runs = self.byte_fields(elems, vals)  # type: ignore[arg-type]
-                    assert runs is not None  # packed_fields accepted the list
+            if runs is not None:
+                call = (f"hash_bytes({algo!r}, {self.packed_fields(runs)}, {base.code}, "
+                        f"{mx.code}, {width})")
+                if reflected_crc(algo) is not None and lv.slice is None and _word(base) \
+                        and _word(mx):
                     with self.w.block("if cython.compiled"):
                         r = self.inline_crc_hash(algo, runs, base.code, mx.code, width)
                         self.store(lv, Val(lv.type, code=r))
