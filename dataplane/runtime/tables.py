@@ -535,7 +535,6 @@ class Table:
             self._rebuild_levels()
 
     def _rebuild_levels(self) -> None:
-        self._lpm_results.clear()
         full = (1 << self.widths[self._lpm_pos]) - 1
         self._levels[:] = [
             (full ^ (full >> plen), self._level_dicts[plen])
