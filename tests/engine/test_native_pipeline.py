@@ -23,6 +23,7 @@ from common.errors import IntbedError
 from dataplane.compiler.frontend.parser import parse_file
 from dataplane.compiler.pipeline import compile_program, native_job
 from dataplane.runtime.switch import Switch
+from tests.crc_reference import crc16_arc
 
 PROGRAM = v1model(
     types="""header a_t { bit<3> x; bit<13> y; bit<48> mac; bit<16> sum; bit<8> sel; }
@@ -235,16 +236,6 @@ struct M { }
              "    apply { pkt.emit(hdr.a); pkt.emit(hdr.b); pkt.emit(hdr.r); }\n}\n")
 
 
-def _crc16_arc(data: bytes) -> int:
-    """CRC-16/ARC, bit by bit from its definition (poly 0x8005 reflected)."""
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
-    return crc
-
-
 def test_inline_crc_hashes_match_python_and_a_reference(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Compiled, a CRC hash over whole-byte fields runs in machine words in
@@ -276,9 +267,9 @@ def test_inline_crc_hashes_match_python_and_a_reference(
         def want(crc: int, base: int, mx: int, width: int) -> int:
             return ((crc % (mx or 1) + base) % (1 << 64)) & ((1 << width) - 1)
 
-        assert int.from_bytes(r[0:2], "big") == want(_crc16_arc(x + y + v + u), 0, mx, 16)
+        assert int.from_bytes(r[0:2], "big") == want(crc16_arc(x + y + v + u), 0, mx, 16)
         assert int.from_bytes(r[2:6], "big") == want(zlib.crc32(z + w + v), base, 1 << 32, 32)
         assert int.from_bytes(r[6:14], "big") == want(zlib.crc32(y + u), 2**64 - 256, 100000, 64)
-        assert int.from_bytes(r[14:16], "big") == want(_crc16_arc(w + x), 7, 65536, 16)
+        assert int.from_bytes(r[14:16], "big") == want(crc16_arc(w + x), 7, 65536, 16)
         assert int.from_bytes(r[16:20], "big") == want(zlib.crc32(u + z), 0,
                                                        int.from_bytes(y, "big"), 32)

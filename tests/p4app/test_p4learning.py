@@ -24,6 +24,7 @@ from common.paths import shared_dir
 from orchestration.apps.ping import expected_rtt_us
 from orchestration.p4app.load import load_app
 from orchestration.p4app.run import open_app, run_app
+from tests.crc_reference import crc16_arc
 
 EXERCISES = shared_dir() / "third-party" / "p4-learning"
 L2 = EXERCISES / "03-L2_Basic_forwarding"
@@ -69,16 +70,6 @@ def tcp_syn(src_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int) -> b
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 1, 0, 64, 6, 0, src, dst)
     ip = ip[:10] + internet_checksum(ip).to_bytes(2, "big") + ip[12:]
     return b"\xff" * 6 + bytes.fromhex(src_mac.replace(":", "")) + b"\x08\x00" + ip + tcp
-
-
-def crc16_arc(data: bytes) -> int:
-    """BMv2's crc16, written out bit by bit: CRC-16/ARC (reflected 0x8005)."""
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
-    return crc
 
 
 @pytest.mark.parametrize("file", ["p4app.json", "network.py"])
