@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+import cython
+
 from traffic.errors import TrafficError
 from traffic.packets import FlowKey, FlowSpec, PacketFactory
 from traffic.schedules import Schedule
@@ -111,17 +113,23 @@ class Sender:
         factory = self._factories[index, size] = PacketFactory(flow)
         return factory
 
+    # Compiled: typed lists and dict, so the log's appends and the factory
+    # lookup are C calls rather than method calls (SentLog.record, inlined).
+    @cython.locals(factories=dict, times=list, keys=list, seqs=list, sizes=list)
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         """``(time_us, frame)`` per event, in time order."""
         s = self.schedule
         factories = self._factories
         log = self.log
-        record = log.record
+        times, keys, seqs, sizes = log.times_us, log.keys, log.seqs, log.sizes
         for t, index, seq, size in zip(
             s.times_us.tolist(), s.dest_index.tolist(), s.seqs.tolist(), s.sizes.tolist()
         ):
             factory = factories.get((index, size))
             if factory is None:
                 factory = self._factory(index, size)
-            record(t, factory.key, seq, size)
+            times.append(t)
+            keys.append(factory.key)
+            seqs.append(seq)
+            sizes.append(size)
             yield t, factory.packet(seq)

@@ -73,9 +73,10 @@ cdef class SimSwitch:
     cpdef recirculate(self, item)
     @cython.locals(sim=Simulator)
     cpdef _serve_input(self)
-    @cython.locals(ep=EgressPort, job=EgressJob)
+    # The port map typed dict: its get is a C lookup, not a method call.
+    @cython.locals(ep=EgressPort, job=EgressJob, ports=dict, us=cython.longlong)
     cpdef ingress(self, port, packet, instance_type=*, preserved=*)
-    @cython.locals(ep=EgressPort)
+    @cython.locals(ep=EgressPort, ports=dict)
     cpdef enqueue(self, EgressJob job)
 
 @cython.final

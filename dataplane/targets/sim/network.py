@@ -251,8 +251,9 @@ class SimSwitch:
 
     def ingress(self, port: int, packet: bytes, instance_type: int = 0,
                 preserved: Any = None) -> None:
+        us = NS_PER_US
         jobs, again = self.engine.ingress(port, packet, instance_type, preserved,
-                                          self.sim.now_ns // NS_PER_US + self.offset_us)
+                                          self.sim.now_ns // us + self.offset_us)
         ports = self.ports
         for job in jobs:
             ep = ports.get(job.port)
@@ -264,7 +265,8 @@ class SimSwitch:
             self.ingress(*item)
 
     def enqueue(self, job: EgressJob) -> None:
-        ep = self.ports.get(job.port)
+        ports = self.ports
+        ep = ports.get(job.port)
         if ep is not None:
             ep.enqueue(job)
             return
