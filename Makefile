@@ -6,10 +6,11 @@ BIN := $(VENV)/bin
 # Debian packages the project uses: venv and headers for the Python that makes
 # .venv; cpp, the C preprocessor the P4 front end runs on #include/#define;
 # for the live targets redis-server, mininet (mnexec), iproute2, tcpdump; and
-# valgrind, whose callgrind counts instructions for `intbed bench sim --instructions`.
+# valgrind, whose callgrind counts instructions for `intbed bench sim --instructions`;
+# linux-perf, whose sampler times native functions for `intbed bench sim --sample`.
 # gcc builds the compiled fast path (`intbed accel build`, Cython's C for the
 # sim's hot modules and the shipped programs' pipelines).
-APT_PACKAGES := python3-venv python3-dev cpp gcc redis-server influxdb mininet iproute2 tcpdump valgrind
+APT_PACKAGES := python3-venv python3-dev cpp gcc redis-server influxdb mininet iproute2 tcpdump valgrind linux-perf
 
 .PHONY: install test lint layers bench run-experiment test-bmv2 fuzz lab
 

@@ -39,6 +39,9 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
               help="Fat-tree arity of the scale benchmark.")
 @click.option("--profile", type=click.Choice(["fabric", "gpint"]), default=None,
               help="Run one case under cProfile and show where the time goes.")
+@click.option("--sample", type=click.Choice(["fabric", "gpint"]), default=None,
+              help="Sample one case's wall-clock time by native function with perf record "
+                   "(compiled code and CPython's own work included; needs perf).")
 @click.option("--instructions", type=click.Choice(["fabric", "gpint", "all"]), default=None,
               help="Count the instructions per packet-hop of a case under callgrind (repeatable "
                    "to 0.01%, unlike wall time on a shared machine; needs valgrind). "
@@ -50,7 +53,7 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
 @click.option("--against-pure", is_flag=True,
               help="With --instructions: this checkout with the compiled fast path off "
                    "(INTBED_PURE_PYTHON=1) measured the same way; prints the ratio.")
-def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None,
+def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample: str | None,
               instructions: str | None, against: Path | None, against_pure: bool) -> None:
     """Simulated seconds per wall second (INT-label fabric, GPINT at 100
     switches and 14,000 packets/s), and a fat-tree's time and memory."""
@@ -62,8 +65,13 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None,
                                "add --instructions")
     if against is not None and against_pure:
         raise click.UsageError("give one of --against and --against-pure")
+    if sum(x is not None for x in (profile, sample, instructions)) > 1:
+        raise click.UsageError("give one of --profile, --sample and --instructions")
     if instructions is not None:
         _instructions(console, as_json, instructions, seconds, against, against_pure)
+        return
+    if sample is not None:
+        _sample(console, as_json, sample, seconds)
         return
     if profile is not None:
         from benchmarks.sim import profile_case
@@ -103,6 +111,26 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None,
     console.print(f"{t['topology']} ({t['switches']} switches, {t['hosts']} hosts), 100 pps per "
                   f"host for {t['simulated_s']} simulated s: {t['wall_s']} s wall "
                   f"({t['wall_s_with_build']} s with building), peak RSS {t['peak_rss_mb']} MB")
+
+
+def _sample(console: Any, as_json: bool, case: str, seconds: float) -> None:
+    from benchmarks.sampling import sample
+
+    report = sample(case, seconds)
+    if as_json:
+        click.echo(json.dumps(report, sort_keys=True))
+        return
+    r = report["run"]
+    console.print(f"{case}: {r['simulated_s']} simulated s in {r['wall_s']} s wall "
+                  f"({r['realtime_factor']}x real time) under perf, {report['samples']:,} "
+                  f"samples at {report['frequency_hz']} Hz; each sample counts for the native "
+                  "function running when it was taken")
+    if report["samples"] < 500:
+        console.print(f"  (only {report['samples']} samples: raise --seconds for steadier shares)")
+    for part, pct in report["parts_pct"].items():
+        console.print(f"  {part:46} {pct:5.1f} %")
+    for row in report["top"]:
+        console.print(f"  {row['pct']:5.2f} %  {row['function']}", soft_wrap=True)
 
 
 def _instructions(console: Any, as_json: bool, which: str, seconds: float,
