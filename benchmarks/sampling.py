@@ -49,11 +49,7 @@ class _Toggle:
         return time.perf_counter()
 
 bench.time = _Toggle
-case, seconds = sys.argv[1], float(sys.argv[2])
-if case == "fabric":
-    report = bench.bench_fabric(seconds)
-else:
-    report = bench.bench_gpint(duration_s=seconds)
+report = bench.CASES[sys.argv[1]](duration_s=float(sys.argv[2]))
 print("INTBED-RUN", json.dumps(report))
 """
 

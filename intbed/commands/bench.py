@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,24 +72,16 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
         _instructions(console, as_json, instructions, seconds, against, against_pure)
         return
     if sample is not None:
-        _sample(console, as_json, sample, seconds)
+        from benchmarks.sampling import sample as sample_case
+
+        _show(sample_case(sample, seconds), as_json,
+              lambda report: _sample_table(console, sample, report))
         return
     if profile is not None:
         from benchmarks.sim import profile_case
 
-        prof = profile_case(profile, seconds)
-        if as_json:
-            click.echo(json.dumps(prof, sort_keys=True))
-            return
-        r = prof["run"]
-        console.print(f"{profile}: {r['simulated_s']} simulated s, {r['wall_s']} s wall under "
-                      f"the profiler ({prof['profiled_s']} s profiled; the Python source, "
-                      "with the compiled fast path off)")
-        for part, secs in prof["parts"].items():
-            console.print(f"  {part:28} {secs:8.3f} s  {100 * secs / prof['profiled_s']:5.1f} %")
-        for row in prof["top"]:
-            console.print(f"  {row['own_s']:8.3f} s own {row['cumulative_s']:8.3f} s cum "
-                          f"{row['calls']:>9,}  {row['function']}", soft_wrap=True)
+        _show(profile_case(profile, seconds), as_json,
+              lambda prof: _profile_table(console, profile, prof))
         return
     from benchmarks.sim import run_sim_benchmarks
 
@@ -113,13 +106,27 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
                   f"({t['wall_s_with_build']} s with building), peak RSS {t['peak_rss_mb']} MB")
 
 
-def _sample(console: Any, as_json: bool, case: str, seconds: float) -> None:
-    from benchmarks.sampling import sample
-
-    report = sample(case, seconds)
+def _show(report: dict[str, Any], as_json: bool, table: Callable[[dict[str, Any]], None]
+          ) -> None:
     if as_json:
         click.echo(json.dumps(report, sort_keys=True))
-        return
+    else:
+        table(report)
+
+
+def _profile_table(console: Any, case: str, prof: dict[str, Any]) -> None:
+    r = prof["run"]
+    console.print(f"{case}: {r['simulated_s']} simulated s, {r['wall_s']} s wall under "
+                  f"the profiler ({prof['profiled_s']} s profiled; the Python source, "
+                  "with the compiled fast path off)")
+    for part, secs in prof["parts"].items():
+        console.print(f"  {part:28} {secs:8.3f} s  {100 * secs / prof['profiled_s']:5.1f} %")
+    for row in prof["top"]:
+        console.print(f"  {row['own_s']:8.3f} s own {row['cumulative_s']:8.3f} s cum "
+                      f"{row['calls']:>9,}  {row['function']}", soft_wrap=True)
+
+
+def _sample_table(console: Any, case: str, report: dict[str, Any]) -> None:
     r = report["run"]
     console.print(f"{case}: {r['simulated_s']} simulated s in {r['wall_s']} s wall "
                   f"({r['realtime_factor']}x real time) under perf, {report['samples']:,} "
