@@ -175,7 +175,8 @@ class Receiver:
         self.keys.append(key)
         self.seqs.append(seq)
 
-    __call__ = receive
+    def __call__(self, frame: bytes, time_us: int) -> None:
+        self.receive(frame, time_us)
 
     def __len__(self) -> int:
         return len(self.times_us)

@@ -1,0 +1,8 @@
+# Cython's view of receiver.py on the compiled fast path (common.accel):
+# Receiver as an extension type, so receive() reads its five columns as
+# struct members and appends to them as typed lists (a C call each)
+# instead of looking each one up by name on every packet. Python ignores
+# this file; the attributes are those of __slots__.
+cdef class Receiver:
+    cdef public object name
+    cdef public list times_us, sizes, hashes, keys, seqs
