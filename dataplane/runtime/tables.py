@@ -63,6 +63,13 @@ LPM_RESULTS_KEPT = 1 << 16
 """Keys whose lpm result a table remembers before it starts afresh (so a
 run over many distinct addresses keeps bounded memory)."""
 
+LPM_SLOTS = 1024
+"""Compiled, a one-field lpm table of at most 63 bits remembers results in
+this many slots (a power of two), one per key's hash: a probe reads one
+machine word and one list item instead of a dictionary's index, entry and
+key object, which a hundred switches' tables keep cold. A key whose slot
+another holds is looked up again."""
+
 _UNSEEN = object()
 
 
@@ -133,6 +140,8 @@ class Table:
         "_levels",
         "_level_dicts",
         "_lpm_results",
+        "_lpm_slot_keys",
+        "_lpm_slot_found",
         "_scan",
         "_scan_keys",
         "_shifts",
@@ -181,6 +190,10 @@ class Table:
         # None) until an entry is added or removed: a packet's lookup is
         # then one dictionary probe instead of one per prefix length.
         self._lpm_results: dict[int, Entry | None] = {}
+        # The compiled path's slots (LPM_SLOTS): each holds key + 1 (0: empty)
+        # as a machine word, and the key's result in the list beside it.
+        self._lpm_slot_keys = bytearray()
+        self._lpm_slot_found: list[Entry | None] = []
         self._scan: list[tuple[int, int, tuple[tuple[int, int, int], ...], Entry]] = []
         self._scan_keys: list[tuple[int, int]] = []
         self._lpm_pos = -1
@@ -203,7 +216,18 @@ class Table:
         elif n_lpm == 1:
             self.mode = "lpm"
             self._lpm_pos = self.kinds.index("lpm")
-            self.lookup = self._lookup_lpm1 if len(self.kinds) == 1 else self._lookup_lpm
+            if len(self.kinds) > 1:
+                self.lookup = self._lookup_lpm
+            elif cython.compiled and self.widths[0] <= 63:
+                slots = LPM_SLOTS
+                if slots < 1 or slots & (slots - 1):
+                    raise ValueError(f"LPM_SLOTS must be a power of two, not {slots}")
+                self._lpm_slot_keys = bytearray(8 * slots)
+                self._lpm_slot_found = [None] * slots
+                self.lookup = _lpm1_slots_lookup(self._lpm_slot_keys, self._lpm_slot_found,
+                                                 self._levels)
+            else:
+                self.lookup = self._lookup_lpm1
         else:
             self.mode = "exact"
             # Exact tables: the canonical key is the lookup key itself, so the
@@ -230,6 +254,14 @@ class Table:
             results.clear()
         results[value] = entry
         return entry
+
+    def _forget_lpm_results(self) -> None:
+        """Called wherever an entry comes or goes."""
+        self._lpm_results.clear()
+        if self._lpm_slot_found:
+            keys = self._lpm_slot_keys
+            keys[:] = bytes(len(keys))
+            self._lpm_slot_found[:] = [None] * len(self._lpm_slot_found)
 
     def _lookup_lpm(self, key: tuple[int, ...]) -> Entry | None:
         pos = self._lpm_pos
@@ -487,7 +519,7 @@ class Table:
         self._by_key.clear()
         self._levels.clear()
         self._level_dicts.clear()
-        self._lpm_results.clear()
+        self._forget_lpm_results()
         self._scan.clear()
         self._scan_keys.clear()
 
@@ -528,13 +560,13 @@ class Table:
             level = self._level_dicts[plen] = {}
             self._rebuild_levels()
         level[lkey] = entry
-        self._lpm_results.clear()
+        self._forget_lpm_results()
 
     def _lpm_remove(self, key: tuple, entry: Entry) -> None:
         plen, lkey = self._lpm_key(key)
         level = self._level_dicts[plen]
         del level[lkey]
-        self._lpm_results.clear()
+        self._forget_lpm_results()
         if not level:
             del self._level_dicts[plen]
             self._rebuild_levels()
@@ -576,3 +608,38 @@ class Table:
 def _fits(value: int, width: int, where: str) -> None:
     if value < 0 or value >> width:
         raise RuntimeConfigError(f"{where}: value {value:#x} does not fit in {width} bits")
+
+
+def _lpm1_slots_lookup(slot_keys: bytearray, slot_found: list[Entry | None],
+                       table_levels: list[tuple[int, dict]]) -> Callable[[tuple], Entry | None]:
+    """A one-field lpm table's lookup over the compiled path's slots, as a
+    closure: its three objects (only ever changed in place) are cells, not
+    attributes read per packet. Compiled only (``Table`` picks it then)."""
+    keys = cython.declare(bytearray, slot_keys)
+    found = cython.declare(list, slot_found)
+    levels = cython.declare(list, table_levels)
+    mask_slots = cython.declare(cython.ulonglong, len(slot_found) - 1)
+    # Fibonacci hashing (2**64 / golden ratio): addresses that differ in one
+    # byte, as a network's hosts do, land in different slots. The product's
+    # bits from 32 up index up to 2**32 slots.
+    golden = cython.declare(cython.ulonglong, 0x9E3779B97F4A7C15)
+
+    @cython.locals(value=cython.ulonglong, i=cython.Py_ssize_t, words=cython.p_ulonglong,
+                   level=dict)
+    def lookup_lpm1_slots(key: tuple[int, ...]) -> Entry | None:
+        obj = key[0]
+        value = obj
+        i = cython.cast(cython.Py_ssize_t, ((value * golden) >> 32) & mask_slots)
+        words = cython.cast(cython.p_ulonglong, PyByteArray_AS_STRING(keys))  # noqa: F821
+        if words[i] == value + 1:
+            return found[i]  # type: ignore[no-any-return]
+        entry = None
+        for mask, level in levels:
+            entry = level.get(obj & mask)
+            if entry is not None:
+                break
+        words[i] = value + 1
+        found[i] = entry
+        return entry
+
+    return lookup_lpm1_slots

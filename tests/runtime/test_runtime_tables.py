@@ -179,6 +179,45 @@ def test_lpm_remembered_results_follow_every_change(monkeypatch: pytest.MonkeyPa
     assert len(t._lpm_results) <= kept
 
 
+@pytest.mark.parametrize("slots", [1, 4, 1024])
+@pytest.mark.parametrize("width", [32, 63, 64])
+def test_lpm_results_in_few_slots_follow_every_change(monkeypatch: pytest.MonkeyPatch,
+                                                      slots: int, width: int) -> None:
+    """Compiled, a one-field lpm table of up to 63 bits remembers results in
+    hashed slots that keys share (with one slot, every key takes it over
+    from the last): its answers must still be a longest-prefix match
+    written here over the installed prefixes, through inserts, deletes and
+    clears. A 64-bit field, or the pure-Python path, uses the dictionary
+    instead; both must answer alike."""
+    monkeypatch.setattr(tables, "LPM_SLOTS", slots)
+    t = make_table([("h.dst", width, "lpm")])
+    full = (1 << width) - 1
+    rng = random.Random(slots * 100 + width)
+    installed: dict[tuple[int, int], object] = {}
+    keys = [rng.getrandbits(width) for _ in range(40)]
+    for _ in range(1500):
+        op = rng.random()
+        if op < 0.15:
+            plen = rng.choice((0, 3, 8, width // 2, width))
+            value = rng.choice(keys[:20]) & (full ^ (full >> plen))
+            if (value, plen) not in installed:
+                installed[value, plen] = t.insert([Lpm(value, plen)], FWD, [plen])
+        elif op < 0.22 and installed:
+            value, plen = rng.choice(sorted(installed))
+            t.delete(installed.pop((value, plen)))
+        elif op < 0.23:
+            t.clear()
+            installed.clear()
+        else:
+            key = rng.choice(keys)
+            matching = [(plen, entry) for (value, plen), entry in installed.items()
+                        if key & (full ^ (full >> plen)) == value]
+            want = max(matching, key=lambda m: m[0])[1] if matching else None
+            assert t.lookup((key,)) is want
+    compiled = tables.__file__.endswith(".so")
+    assert (t.lookup.__name__ == "lookup_lpm1_slots") == (compiled and width <= 63)
+
+
 def test_lpm_zero_prefix_is_dont_care_and_duplicates() -> None:
     t = make_table([("ipv4.dst", 32, "lpm")])
     t.insert([Lpm(0, 0)], DROP)
