@@ -145,60 +145,28 @@ def test_lpm_longest_prefix_wins() -> None:
     assert t.find([Lpm(0x0A000105, 32)]) is host
 
 
-@pytest.mark.parametrize("kept", [3, 1 << 16])
+@pytest.mark.parametrize(("width", "slots", "kept"), [
+    (8, 1024, 1 << 16), (32, 1, 1 << 16), (32, 4, 1 << 16), (63, 1024, 1 << 16),
+    (64, 1024, 3), (64, 1024, 1 << 16)])
 def test_lpm_remembered_results_follow_every_change(monkeypatch: pytest.MonkeyPatch,
-                                                     kept: int) -> None:
-    """A one-field lpm table remembers each key's result; entries added,
-    removed and cleared between lookups must change what it answers, as a
-    longest-prefix match written here over the installed prefixes says
-    (with room for 3 results, the memory also starts afresh often)."""
-    monkeypatch.setattr(tables, "LPM_RESULTS_KEPT", kept)
-    t = make_table([("h.dst", 8, "lpm")])
-    rng = random.Random(1)
-    installed: dict[tuple[int, int], object] = {}
-    keys = [rng.randrange(256) for _ in range(12)]
-    for _ in range(600):
-        op = rng.random()
-        if op < 0.2:
-            plen = rng.randrange(9)
-            value = rng.randrange(256) & (0xFF ^ (0xFF >> plen))
-            if (value, plen) not in installed:
-                installed[value, plen] = t.insert([Lpm(value, plen)], FWD, [plen])
-        elif op < 0.3 and installed:
-            value, plen = rng.choice(sorted(installed))
-            t.delete(installed.pop((value, plen)))
-        elif op < 0.32:
-            t.clear()
-            installed.clear()
-        else:
-            key = rng.choice(keys)
-            matching = [(plen, entry) for (value, plen), entry in installed.items()
-                        if key & (0xFF ^ (0xFF >> plen)) == value]
-            want = max(matching, key=lambda m: m[0])[1] if matching else None
-            assert t.lookup((key,)) is want
-    assert len(t._lpm_results) <= kept
-
-
-@pytest.mark.parametrize("slots", [1, 4, 1024])
-@pytest.mark.parametrize("width", [32, 63, 64])
-def test_lpm_results_in_few_slots_follow_every_change(monkeypatch: pytest.MonkeyPatch,
-                                                      slots: int, width: int) -> None:
-    """Compiled, a one-field lpm table of up to 63 bits remembers results in
-    hashed slots that keys share (with one slot, every key takes it over
-    from the last): its answers must still be a longest-prefix match
-    written here over the installed prefixes, through inserts, deletes and
-    clears. A 64-bit field, or the pure-Python path, uses the dictionary
-    instead; both must answer alike."""
+                                                     width: int, slots: int, kept: int) -> None:
+    """A one-field lpm table remembers each key's result: compiled and up to
+    63 bits wide, in hashed slots that keys share (with one slot, each key
+    takes it over from the last); otherwise in a dictionary that starts
+    afresh after ``kept`` keys. Entries added, removed and cleared between
+    lookups must change what it answers, as a longest-prefix match written
+    here over the installed prefixes says."""
     monkeypatch.setattr(tables, "LPM_SLOTS", slots)
+    monkeypatch.setattr(tables, "LPM_RESULTS_KEPT", kept)
     t = make_table([("h.dst", width, "lpm")])
     full = (1 << width) - 1
-    rng = random.Random(slots * 100 + width)
+    rng = random.Random(slots * 100 + width + kept)
     installed: dict[tuple[int, int], object] = {}
     keys = [rng.getrandbits(width) for _ in range(40)]
     for _ in range(1500):
         op = rng.random()
         if op < 0.15:
-            plen = rng.choice((0, 3, 8, width // 2, width))
+            plen = rng.choice((0, 3, width // 2, width - 1, width))
             value = rng.choice(keys[:20]) & (full ^ (full >> plen))
             if (value, plen) not in installed:
                 installed[value, plen] = t.insert([Lpm(value, plen)], FWD, [plen])
@@ -214,6 +182,7 @@ def test_lpm_results_in_few_slots_follow_every_change(monkeypatch: pytest.Monkey
                         if key & (full ^ (full >> plen)) == value]
             want = max(matching, key=lambda m: m[0])[1] if matching else None
             assert t.lookup((key,)) is want
+    assert len(t._lpm_results) <= kept
     compiled = tables.__file__.endswith(".so")
     assert (t.lookup.__name__ == "lookup_lpm1_slots") == (compiled and width <= 63)
 
