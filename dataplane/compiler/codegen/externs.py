@@ -564,6 +564,15 @@ class ExternMixin:
             assert w.lines is saved_lines
         return sym.func
 
+    def index_local(self: CodeGen, name: str, idx: Val) -> None:
+        """Compiled, a register index of an unsigned type narrower than a
+        machine word is one (``Py_ssize_t``): the cells (a typed list, RVk)
+        are then read and written by a C item access, not by the list's
+        subscript method with an integer object."""
+        st = strip(idx.type)
+        if isinstance(st, BitT) and not st.signed and st.width <= 62:
+            self.w.ctypes[name] = "cython.Py_ssize_t"
+
     def table_implementation(self: CodeGen, sym: TableSym, prop: ast.TableProperty
                              ) -> InstanceSym:
         """The action profile or selector named (or constructed in place) by
@@ -863,6 +872,7 @@ class ExternMixin:
                 if inline:
                     self.register_lists.add(sym.index)
                     i = self.fresh("i")
+                    self.index_local(i, idx)
                     self.w(f"{i} = {idx.code}")
                     with self.w.block(f"if {i} < {reg.size}"):  # out of range: unchanged
                         self.store(lv, Val(vt, code=f"RV{sym.index}[{i}]"))
@@ -876,6 +886,7 @@ class ExternMixin:
                 if inline:
                     self.register_lists.add(sym.index)
                     i, x = self.fresh("i"), self.fresh("x")
+                    self.index_local(i, idx)
                     self.w(f"{i} = {idx.code}")
                     self.w(f"{x} = {v.code}")
                     # A bit<W> value is always within W bits (every

@@ -709,7 +709,10 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         for i in range(len(self.externs)):
             lines.append(f"    E{i} = X.externs[{i}]")
         for i in sorted(self.register_lists):
-            lines.append(f"    RV{i} = E{i}.values")
+            # A register's cells, only ever changed in place: compiled, the
+            # cell is typed list, so indexing it is a C call, not a lookup
+            # of the subscript on the object's type.
+            lines.append(f"    RV{i} = cython.declare(list, E{i}.values)")
         for i in range(len(self.value_sets)):
             lines.append(f"    V{i} = X.value_sets[{i}]")
         for fname, k in self.user_functions.items():

@@ -20,6 +20,10 @@ from common.errors import InvalidValueError
 from dataplane.runtime.switch import EgressJob, Switch
 from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator
 
+PORT_LIST_MAX = 4096
+"""Ports below this number are also kept in a list indexed by port
+(``SimSwitch._by_port``); any other is found in ``ports``."""
+
 RECIRCULATION_NS = 100_000
 """Time one recirculation pass takes on the sim target (100 us). A modelling
 choice: BMv2's pass is tens of microseconds of CPU; a coarser pass keeps
@@ -173,6 +177,11 @@ class SimSwitch:
         self.name = name
         self.engine = engine
         self.ports: dict[int, EgressPort] = {}
+        # The same ports as a list indexed by port number (None: no port), so
+        # a packet finds its port by one item read instead of a probe of a
+        # dictionary that a hundred switches keep cold. A port missing from
+        # it is looked up in ``ports`` (``enqueue``).
+        self._by_port: list[EgressPort | None] = []
         self.offset_us = clock_offset_us
         self.proc_gap_ns = round(NS_PER_S / processing_rate_pps) if processing_rate_pps else 0
         self.input: deque[tuple[Any, ...]] = deque()
@@ -200,6 +209,11 @@ class SimSwitch:
                  rate_pps: float | None = None) -> EgressPort:
         ep = EgressPort(self.sim, self, port, wire, depth=depth, rate_pps=rate_pps)
         self.ports[port] = ep
+        if 0 <= port < PORT_LIST_MAX:
+            by_port = self._by_port
+            while len(by_port) <= port:
+                by_port.append(None)
+            by_port[port] = ep
         return ep
 
     def receive(self, port: int, packet: bytes) -> None:
@@ -254,9 +268,11 @@ class SimSwitch:
         us = NS_PER_US
         jobs, again = self.engine.ingress(port, packet, instance_type, preserved,
                                           self.sim.now_ns // us + self.offset_us)
-        ports = self.ports
+        by_port = self._by_port
+        n = len(by_port)
         for job in jobs:
-            ep = ports.get(job.port)
+            p = job.port
+            ep = by_port[p] if 0 <= p < n else None
             if ep is not None:
                 ep.enqueue(job)
             else:
