@@ -7,15 +7,18 @@ cdef class EgressJob:
     cdef public object port, state, payload, length
 
 # The compiled reset of a finished state (switch._reset): a loop over the
-# state's and the template's item pointers, storing only slots that differ.
+# state's and the template's item pointers, storing only slots that differ,
+# over runs read as machine words from a bytes object (_packed_spans).
 cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_XDECREF, Py_XINCREF
 from cpython.sequence cimport PySequence_Fast_ITEMS
 
 ctypedef PyObject* _object_p
 ctypedef PyObject** _items_p
+ctypedef Py_ssize_t* _ssize_p
 
 @cython.locals(d=_items_p, t=_items_p, o=_object_p, n=_object_p, i=Py_ssize_t,
-               lo=Py_ssize_t, hi=Py_ssize_t)
-cdef void _reset(list s, list template, list spans) except *
+               lo=Py_ssize_t, hi=Py_ssize_t, r=Py_ssize_t, runs=_ssize_p)
+cdef void _reset(list s, list template, bytes spans) except *

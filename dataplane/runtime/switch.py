@@ -11,6 +11,7 @@ connects them immediately, as STF tests and BMv2 with empty queues do.
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -442,7 +443,12 @@ class Switch:
         replicate = self.replicate
         mark = cython.declare(cython.Py_ssize_t, self._mark)  # -1: no long stacks
         gaps, free = self._gaps, self._free
-        whole = [(0, len(template), template)]
+        whole: Any = [(0, len(template), template)]
+        if cython.compiled:
+            # The compiled reset reads its runs as machine words, from one
+            # bytes object per program that every switch running it shares
+            # (per-switch tuples of integer objects went cold between hops).
+            gaps, whole = _packed_spans(gaps), _packed_spans(whole)
 
         def recycle(s: list[Any]) -> None:
             """Keep a finished state for the next packet, reset to the
@@ -607,13 +613,24 @@ class Switch:
         return emitted
 
 
+_PACKED_SPANS: dict[bytes, bytes] = {}
+
+
+def _packed_spans(spans: list[tuple[int, int, list[Any]]]) -> bytes:
+    """The (lo, hi) of each run as native ``Py_ssize_t`` pairs, one object
+    for all switches whose runs are the same (the compiled reset's form)."""
+    raw = struct.pack(f"{2 * len(spans)}n", *(x for lo, hi, _ in spans for x in (lo, hi)))
+    return _PACKED_SPANS.setdefault(raw, raw)
+
+
 def _reset(s, template, spans):  # noqa: ANN001, ANN202 (typed in switch.pxd)
-    """Give ``s`` the template's values again in ``spans``, (lo, hi,
-    template[lo:hi]) runs. Compiled, a C loop over the two lists' item
-    pointers stores only the slots that differ: most of a finished state
-    still holds the template's own objects, and a slice assignment (about
-    1,100 instructions a run, its slice object, index conversions and
-    buffer) increfs and decrefs every slot whether it changed or not.
+    """Give ``s`` the template's values again in ``spans``: (lo, hi,
+    template[lo:hi]) runs in Python, the same runs packed by
+    ``_packed_spans`` when compiled. Compiled, a C loop over the two lists'
+    item pointers stores only the slots that differ: most of a finished
+    state still holds the template's own objects, and a slice assignment
+    (about 1,100 instructions a run, its slice object, index conversions
+    and buffer) increfs and decrefs every slot whether it changed or not.
     Python assigns each run's slice."""
     if cython.compiled:
         if len(s) != len(template):
@@ -621,7 +638,10 @@ def _reset(s, template, spans):  # noqa: ANN001, ANN202 (typed in switch.pxd)
             return
         d = PySequence_Fast_ITEMS(s)  # noqa: F821 (cimported in switch.pxd)
         t = PySequence_Fast_ITEMS(template)  # noqa: F821
-        for lo, hi, _piece in spans:
+        runs = cython.cast(_ssize_p, PyBytes_AS_STRING(spans))  # noqa: F821
+        for r in range(len(spans) // (2 * cython.sizeof(cython.Py_ssize_t))):
+            lo = runs[2 * r]
+            hi = runs[2 * r + 1]
             for i in range(lo, hi):
                 o = d[i]
                 n = t[i]
