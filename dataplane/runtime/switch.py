@@ -112,6 +112,22 @@ class PacketCounts(Mapping[str, int]):
 class Switch:
     """A v1model switch running one compiled program."""
 
+    _DATA_PLANE = frozenset(("ingress", "egress"))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # ``ingress`` and ``egress`` may be replaced (a test wraps them to
+        # record each packet); targets that keep them bound are told.
+        super().__setattr__(name, value)
+        if name in Switch._DATA_PLANE:
+            for rebind in self.__dict__.get("_data_plane_watchers", ()):
+                rebind()
+
+    def watch_data_plane(self, rebind: Callable[[], None]) -> None:
+        """Call ``rebind`` whenever ``ingress`` or ``egress`` is replaced:
+        a target that holds them (the sim switch, so a packet-hop does not
+        look them up on this object) reads them again."""
+        self.__dict__.setdefault("_data_plane_watchers", []).append(rebind)
+
     def __init__(self, program: CompiledProgram, *, device_id: int = 0, seed: int = 0,
                  clock: Callable[[], int] | None = None) -> None:
         if not program.runnable:

@@ -111,3 +111,39 @@ def test_same_seed_same_bytes_other_seed_differs() -> None:
     a, b, c = run_log(3), run_log(3), run_log(4)
     assert a == b
     assert a != c
+
+
+def test_the_switch_follows_its_engine_when_it_is_replaced_or_wrapped() -> None:
+    """The sim switch holds its engine's ingress and egress instead of
+    looking them up per hop; wrapping them on the engine, or giving the
+    switch another engine, must still reach every packet."""
+    sim, sw, h1, received = two_hosts()
+    seen: list[str] = []
+    first = sw.engine
+
+    def wrap(engine: Switch, label: str) -> None:
+        ingress, egress = engine.ingress, engine.egress
+
+        def recorded_ingress(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+            seen.append(f"{label} in")
+            return ingress(*args, **kw)
+
+        def recorded_egress(*args, **kw):  # noqa: ANN002, ANN003, ANN202
+            seen.append(f"{label} out")
+            return egress(*args, **kw)
+
+        engine.ingress = recorded_ingress
+        engine.egress = recorded_egress
+
+    sim.at_ns(0, h1.send, frame(0))
+    sim.run()
+    wrap(first, "first")
+    sim.at_ns(sim.now_ns + 1000, h1.send, frame(1))
+    sim.run()
+    second = Switch(compile_file(PROGRAM), clock=lambda: sim.now_ns // 1000)
+    wrap(second, "second")
+    sw.engine = second
+    sim.at_ns(sim.now_ns + 1000, h1.send, frame(2))
+    sim.run()
+    assert seen == ["first in", "first out", "second in", "second out"]
+    assert len(received) == 3

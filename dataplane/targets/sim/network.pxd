@@ -68,6 +68,8 @@ cdef class SimSwitch:
     cdef public bint input_busy
     cdef object _on_input
     cdef list _by_port
+    cdef public object _bound_engine, _engine_ingress, _engine_egress
+    cpdef _bind_engine(self)
     cpdef receive(self, port, packet)
     @cython.locals(sim=Simulator)
     cpdef _queue_input(self, item)

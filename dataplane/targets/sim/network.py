@@ -135,7 +135,9 @@ class EgressPort:
         sw = self.switch
         offset = sw.offset_us
         us = NS_PER_US
-        out, clones, recirc = sw.engine.egress(
+        if sw.engine is not sw._bound_engine:
+            sw._bind_engine()
+        out, clones, recirc = sw._engine_egress(
             job, enq_ns // us + offset, enq_depth, (now - enq_ns) // us,
             len(self.queue), now // us + offset)
         gap = self.gap_ns
@@ -196,6 +198,23 @@ class SimSwitch:
         self.unconnected_drops = 0
         # Bound once: the processing-limited input's service event.
         self._on_input = self._serve_input
+        # The engine's ingress and egress, held here so that a packet-hop
+        # does not look them up on the engine (whose attributes a hundred
+        # switches keep cold); read again when the engine replaces one, or
+        # when this switch is given another engine.
+        self._bound_engine: Switch | None = None
+        self._engine_ingress: Callable[..., Any] = engine.ingress
+        self._engine_egress: Callable[..., Any] = engine.egress
+        self._bind_engine()
+        engine.watch_data_plane(self._bind_engine)
+
+    def _bind_engine(self) -> None:
+        engine = self.engine
+        if engine is not self._bound_engine and self._bound_engine is not None:
+            engine.watch_data_plane(self._bind_engine)
+        self._bound_engine = engine
+        self._engine_ingress = engine.ingress
+        self._engine_egress = engine.egress
 
     def ts_us(self, ns: int) -> int:
         """This switch's timestamp for virtual time ``ns`` (BMv2:
@@ -266,8 +285,10 @@ class SimSwitch:
     def ingress(self, port: int, packet: bytes, instance_type: int = 0,
                 preserved: Any = None) -> None:
         us = NS_PER_US
-        jobs, again = self.engine.ingress(port, packet, instance_type, preserved,
-                                          self.sim.now_ns // us + self.offset_us)
+        if self.engine is not self._bound_engine:
+            self._bind_engine()
+        jobs, again = self._engine_ingress(port, packet, instance_type, preserved,
+                                           self.sim.now_ns // us + self.offset_us)
         by_port = self._by_port
         n = len(by_port)
         for job in jobs:
