@@ -6,11 +6,14 @@ BIN := $(VENV)/bin
 # Debian packages the project uses: venv and headers for the Python that makes
 # .venv; cpp, the C preprocessor the P4 front end runs on #include/#define;
 # for the live targets redis-server, mininet (mnexec), iproute2, tcpdump; and
-# valgrind, whose callgrind counts instructions for `intbed bench sim --instructions`;
-# linux-perf, whose sampler times native functions for `intbed bench sim --sample`.
+# valgrind, whose callgrind counts instructions for `intbed bench sim --instructions`.
 # gcc builds the compiled fast path (`intbed accel build`, Cython's C for the
 # sim's hot modules and the shipped programs' pipelines).
-APT_PACKAGES := python3-venv python3-dev cpp gcc redis-server influxdb mininet iproute2 tcpdump valgrind linux-perf
+APT_PACKAGES := python3-venv python3-dev cpp gcc redis-server influxdb mininet iproute2 tcpdump valgrind
+# Debian's perf, which `intbed bench sim --sample` samples with; installed when
+# the distribution has the package (Ubuntu ships perf per kernel instead, and
+# in a container it must match the host's kernel: without it, --sample says so).
+APT_PERF := linux-perf
 
 .PHONY: install test lint layers bench run-experiment test-bmv2 fuzz lab
 
@@ -19,6 +22,12 @@ install:
 	    && ! dpkg -s $(APT_PACKAGES) >/dev/null 2>&1; then \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y --no-install-recommends $(APT_PACKAGES); \
+	fi
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	    && ! dpkg -s $(APT_PERF) >/dev/null 2>&1; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(APT_PERF) \
+	    >/dev/null 2>&1 || echo "note: $(APT_PERF) not installed; intbed bench sim --sample" \
+	    "needs perf" >&2; \
 	fi
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
 	  || { echo "error: intbed needs Python >= 3.11; run make install PYTHON=python3.11" >&2; exit 1; }
