@@ -177,4 +177,4 @@ def test_the_sim_modules_build_from_their_source_and_declarations() -> None:
         assert job.pxd is not None and "cdef class" in job.pxd
         assert job.out == accel.artifact_path(name, job.source.encode() + b"\0pxd\0"
                                               + job.pxd.encode())
-    assert module_job("traffic.receiver").pxd is None
+    assert module_job("traffic.sender").pxd is None
