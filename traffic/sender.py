@@ -113,23 +113,19 @@ class Sender:
         factory = self._factories[index, size] = PacketFactory(flow)
         return factory
 
-    # Compiled: typed lists and dict, so the log's appends and the factory
-    # lookup are C calls rather than method calls (SentLog.record, inlined).
-    @cython.locals(factories=dict, times=list, keys=list, seqs=list, sizes=list)
+    # Compiled: a typed dict, so the factory lookup is a C call rather than
+    # a method call found on dict's type.
+    @cython.locals(factories=dict)
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         """``(time_us, frame)`` per event, in time order."""
         s = self.schedule
         factories = self._factories
-        log = self.log
-        times, keys, seqs, sizes = log.times_us, log.keys, log.seqs, log.sizes
+        record = self.log.record
         for t, index, seq, size in zip(
             s.times_us.tolist(), s.dest_index.tolist(), s.seqs.tolist(), s.sizes.tolist()
         ):
             factory = factories.get((index, size))
             if factory is None:
                 factory = self._factory(index, size)
-            times.append(t)
-            keys.append(factory.key)
-            seqs.append(seq)
-            sizes.append(size)
+            record(t, factory.key, seq, size)
             yield t, factory.packet(seq)

@@ -236,20 +236,16 @@ class Table:
 
     # -- hot path ------------------------------------------------------------
 
-    # Typed dicts: compiled, their get is a C lookup instead of a method
+    # A typed dict: compiled, its get is a C lookup instead of a method
     # call found on dict's type for every packet.
-    @cython.locals(results=dict, level=dict)
+    @cython.locals(results=dict)
     def _lookup_lpm1(self, key: tuple[int, ...]) -> Entry | None:
         value = key[0]
         results = self._lpm_results
         found = results.get(value, _UNSEEN)
         if found is not _UNSEEN:
             return found  # type: ignore[return-value]
-        entry = None
-        for mask, level in self._levels:
-            entry = level.get(value & mask)
-            if entry is not None:
-                break
+        entry = _longest_prefix(self._levels, value)
         if len(results) >= LPM_RESULTS_KEPT:
             results.clear()
         results[value] = entry
@@ -610,6 +606,17 @@ def _fits(value: int, width: int, where: str) -> None:
         raise RuntimeConfigError(f"{where}: value {value:#x} does not fit in {width} bits")
 
 
+@cython.locals(level=dict)
+def _longest_prefix(levels: list[tuple[int, dict]], value: int) -> Entry | None:
+    """A one-field lpm table's entry for ``value``: the first level (longest
+    prefix first) whose masked key holds one."""
+    for mask, level in levels:
+        entry = level.get(value & mask)
+        if entry is not None:
+            return entry  # type: ignore[no-any-return]
+    return None
+
+
 def _lpm1_slots_lookup(slot_keys: bytearray, slot_found: list[Entry | None],
                        table_levels: list[tuple[int, dict]]) -> Callable[[tuple], Entry | None]:
     """A one-field lpm table's lookup over the compiled path's slots, as a
@@ -624,8 +631,7 @@ def _lpm1_slots_lookup(slot_keys: bytearray, slot_found: list[Entry | None],
     # bits from 32 up index up to 2**32 slots.
     golden = cython.declare(cython.ulonglong, 0x9E3779B97F4A7C15)
 
-    @cython.locals(value=cython.ulonglong, i=cython.Py_ssize_t, words=cython.p_ulonglong,
-                   level=dict)
+    @cython.locals(value=cython.ulonglong, i=cython.Py_ssize_t, words=cython.p_ulonglong)
     def lookup_lpm1_slots(key: tuple[int, ...]) -> Entry | None:
         obj = key[0]
         value = obj
@@ -633,11 +639,7 @@ def _lpm1_slots_lookup(slot_keys: bytearray, slot_found: list[Entry | None],
         words = cython.cast(cython.p_ulonglong, PyByteArray_AS_STRING(keys))  # noqa: F821
         if words[i] == value + 1:
             return found[i]  # type: ignore[no-any-return]
-        entry = None
-        for mask, level in levels:
-            entry = level.get(obj & mask)
-            if entry is not None:
-                break
+        entry = _longest_prefix(levels, obj)
         words[i] = value + 1
         found[i] = entry
         return entry

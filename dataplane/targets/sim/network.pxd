@@ -76,12 +76,10 @@ cdef class SimSwitch:
     cpdef recirculate(self, item)
     @cython.locals(sim=Simulator)
     cpdef _serve_input(self)
-    # The port map typed dict: its get is a C lookup, not a method call.
-    # The port list typed list and its index a machine word: one C item read.
-    @cython.locals(ep=EgressPort, job=EgressJob, by_port=list, us=cython.longlong,
-                   n=Py_ssize_t, p=Py_ssize_t)
+    @cython.locals(job=EgressJob, us=cython.longlong)
     cpdef ingress(self, port, packet, instance_type=*, preserved=*)
-    @cython.locals(ep=EgressPort, ports=dict)
+    # The port list typed list and its index a machine word: one C item read.
+    @cython.locals(ep=EgressPort, by_port=list, p=Py_ssize_t)
     cpdef enqueue(self, EgressJob job)
 
 @cython.final

@@ -203,16 +203,13 @@ class SimSwitch:
         # switches keep cold); read again when the engine replaces one, or
         # when this switch is given another engine.
         self._bound_engine: Switch | None = None
-        self._engine_ingress: Callable[..., Any] = engine.ingress
-        self._engine_egress: Callable[..., Any] = engine.egress
         self._bind_engine()
-        engine.watch_data_plane(self._bind_engine)
 
     def _bind_engine(self) -> None:
         engine = self.engine
-        if engine is not self._bound_engine and self._bound_engine is not None:
+        if engine is not self._bound_engine:
             engine.watch_data_plane(self._bind_engine)
-        self._bound_engine = engine
+            self._bound_engine = engine
         self._engine_ingress = engine.ingress
         self._engine_egress = engine.egress
 
@@ -230,8 +227,7 @@ class SimSwitch:
         self.ports[port] = ep
         if 0 <= port < PORT_LIST_MAX:
             by_port = self._by_port
-            while len(by_port) <= port:
-                by_port.append(None)
+            by_port.extend([None] * (port + 1 - len(by_port)))
             by_port[port] = ep
         return ep
 
@@ -289,21 +285,17 @@ class SimSwitch:
             self._bind_engine()
         jobs, again = self._engine_ingress(port, packet, instance_type, preserved,
                                            self.sim.now_ns // us + self.offset_us)
-        by_port = self._by_port
-        n = len(by_port)
         for job in jobs:
-            p = job.port
-            ep = by_port[p] if 0 <= p < n else None
-            if ep is not None:
-                ep.enqueue(job)
-            else:
-                self.enqueue(job)
+            self.enqueue(job)
         for item in again:
             self.ingress(*item)
 
     def enqueue(self, job: EgressJob) -> None:
-        ports = self.ports
-        ep = ports.get(job.port)
+        by_port = self._by_port
+        p = job.port
+        ep = by_port[p] if 0 <= p < len(by_port) else None
+        if ep is None:
+            ep = self.ports.get(p)
         if ep is not None:
             ep.enqueue(job)
             return
