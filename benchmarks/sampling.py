@@ -23,14 +23,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.sim import CASES, PIPELINE_PART, module_part
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT
-
-CASES = ("fabric", "gpint")
 
 _WORKER = """
 import json, sys, time
@@ -77,19 +75,6 @@ def _cpython(symbol: str) -> str:
     return "CPython: other (integers, lists, calls, ...)"
 
 
-PARTS: tuple[tuple[str, Callable[[str, str], bool]], ...] = (
-    ("generated pipeline", lambda dso, sym: dso.startswith("p4gen_")),
-    ("engine (ingress, egress, tables, externs)",
-     lambda dso, sym: dso.startswith("dataplane.runtime.")),
-    ("traffic manager and wires", lambda dso, sym: dso.startswith("dataplane.targets.sim.network")),
-    ("event loop", lambda dso, sym: dso.startswith("dataplane.targets.sim.events")),
-    ("traffic (senders, receivers)",
-     lambda dso, sym: dso.startswith(("traffic.", "orchestration.apps.traffic", "_xxhash"))),
-)
-"""The sim's parts by the extension a sample landed in; samples in
-libpython are grouped by what CPython was doing (``_cpython``)."""
-
-
 @functools.cache
 def perf_missing() -> str | None:
     """Why time cannot be sampled here, or None (perf is tried once on
@@ -111,9 +96,15 @@ def perf_missing() -> str | None:
 
 
 def part_of(dso: str, symbol: str) -> str:
-    for name, matches in PARTS:
-        if matches(dso, symbol):
-            return name
+    """The sim's part (``benchmarks.sim.MODULE_PARTS``, as ``--profile``
+    groups it) of the extension a sample landed in; in libpython, what
+    CPython was doing."""
+    module = _MODULE_SUFFIX.sub("", dso)
+    if module.startswith("p4gen_"):
+        return PIPELINE_PART
+    part = module_part(module)
+    if part is not None:
+        return part
     if dso.startswith("libpython"):
         return _cpython(symbol)
     if dso.startswith(("libc", "ld-linux", "[kernel", "[vdso")):

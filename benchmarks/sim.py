@@ -181,15 +181,35 @@ def fast_path() -> dict[str, Any]:
                           for name in ("l3_forward", "gpint")}}
 
 
+MODULE_PARTS: tuple[tuple[str, str], ...] = (
+    ("dataplane.runtime", "engine"),
+    ("dataplane.targets.sim.events", "event loop"),
+    ("dataplane.targets.sim", "traffic manager and wires"),
+    ("orchestration.apps.traffic", "traffic"),
+    ("traffic", "traffic"),
+    ("orchestration", "orchestration"),
+    ("controller", "controller"),
+)
+"""The sim's parts by module (a longer prefix before a shorter one): how
+``--profile`` and ``--sample`` group time."""
+
+PIPELINE_PART = "pipeline (generated)"
+
+
+def module_part(module: str) -> str | None:
+    """The part of the sim dotted module ``module`` belongs to, or None."""
+    for prefix, part in MODULE_PARTS:
+        if module == prefix or module.startswith(prefix + "."):
+            return part
+    return None
+
+
 def _part(file: str) -> str:
     if file.startswith("<p4:"):
-        return "pipeline (generated)"
-    for marker, part in (("dataplane/runtime", "engine"),
-                         ("dataplane/targets/sim/events", "event loop"),
-                         ("dataplane/targets/sim", "traffic manager and wires"),
-                         ("traffic/", "traffic"), ("orchestration/", "orchestration"),
-                         ("controller/", "controller")):
-        if marker in file:
+        return PIPELINE_PART
+    for prefix, part in MODULE_PARTS:
+        marker = "/" + prefix.replace(".", "/")
+        if marker + "/" in file or marker + ".py" in file:
             return part
     if file.startswith("~") or file.startswith("<built-in") or file.startswith("{"):
         return "builtins"
