@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 import cython
+import numpy as np
 
 from traffic.errors import TrafficError
 from traffic.packets import FlowKey, FlowSpec, PacketFactory
@@ -104,6 +105,9 @@ class Sender:
         self._factories: dict[tuple[int, int], PacketFactory] = {}
 
     def _factory(self, index: int, size: int) -> PacketFactory:
+        factory = self._factories.get((index, size))
+        if factory is not None:
+            return factory
         dest = self.schedule.dests[index]
         flow = dest if isinstance(dest, FlowSpec) else self.flow
         if flow is None:
@@ -113,19 +117,35 @@ class Sender:
         factory = self._factories[index, size] = PacketFactory(flow)
         return factory
 
-    # Compiled: a typed dict, so the factory lookup is a C call rather than
-    # a method call found on dict's type.
-    @cython.locals(factories=dict)
+    # Compiled: the factories a typed list read by a machine-word index,
+    # the log's record a C call.
+    @cython.locals(by_code=list, code=cython.Py_ssize_t, log=SentLog)
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         """``(time_us, frame)`` per event, in time order."""
         s = self.schedule
-        factories = self._factories
-        record = self.log.record
-        for t, index, seq, size in zip(
-            s.times_us.tolist(), s.dest_index.tolist(), s.seqs.tolist(), s.sizes.tolist()
+        # Each (destination, size) pair of the schedule gets a dense code,
+        # so an event finds its frame factory by one list read instead of
+        # hashing and comparing a tuple in a dictionary; a factory is still
+        # made when its pair is first sent.
+        pairs, codes = _pair_codes(s.dest_index, s.sizes)
+        by_code: list[PacketFactory | None] = [None] * len(pairs)
+        log = self.log
+        for t, code, seq, size in zip(
+            s.times_us.tolist(), codes.tolist(), s.seqs.tolist(), s.sizes.tolist()
         ):
-            factory = factories.get((index, size))
+            factory = by_code[code]
             if factory is None:
-                factory = self._factory(index, size)
-            record(t, factory.key, seq, size)
+                factory = by_code[code] = self._factory(pairs[code][0], size)
+            log.record(t, factory.key, seq, size)
             yield t, factory.packet(seq)
+
+
+def _pair_codes(dest_index: np.ndarray, sizes: np.ndarray
+                ) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """The distinct (destination index, size) pairs of a schedule, and each
+    event's position among them."""
+    if not len(dest_index):
+        return [], np.zeros(0, dtype=np.int64)
+    both = np.stack((dest_index, sizes), axis=1)
+    pairs, codes = np.unique(both, axis=0, return_inverse=True)
+    return [(int(i), int(z)) for i, z in pairs], codes.reshape(-1)
