@@ -475,9 +475,14 @@ class Switch:
                 free.append(s)
 
         @cython.locals(s=list, frame=bytes, cur=cython.Py_ssize_t)
-        def ingress(port: int, data: bytes, instance_type: int = NORMAL,
-                    preserved: tuple[list[Any], int] | None = None, ts: int | None = None
-                    ) -> tuple[list[EgressJob], Sequence[tuple]]:
+        def ingress_hop(port: int, data: bytes, instance_type: int,
+                        preserved: tuple[list[Any], int] | None, ts: int | None
+                        ) -> EgressJob | tuple[list[EgressJob], Sequence[tuple]] | None:
+            """``ingress`` in the form a target that calls it for every
+            packet-hop wants: the one egress job of a unicast packet, None
+            for a packet that makes none, and ``ingress``'s pair only when
+            it clones, resubmits or replicates (no list or tuple made for
+            the common case)."""
             nonlocal n_ingress, n_dropped
             n_ingress += 1
             if type(data) is not bytes:  # the compiled parser reads bytes only
@@ -507,12 +512,15 @@ class Switch:
                     ingress_c(s)
             except ExitPipeline:
                 pass
-            jobs: list[EgressJob] = []
+            jobs: list[EgressJob] | None = None
             if s[k_clone]:
+                jobs = []
                 ingress_clone(s, port, data, jobs)
             if s[k_resub]:
-                return jobs, [(port, data, RESUBMITTED, (s, s[k_resub]))]
+                return jobs or [], [(port, data, RESUBMITTED, (s, s[k_resub]))]
             if i_mcast >= 0 and s[i_mcast]:
+                if jobs is None:
+                    jobs = []
                 s[i_type] = REPLICATION
                 for rid, p in replicate(s[i_mcast]):
                     c = s.copy()
@@ -525,15 +533,31 @@ class Switch:
                 n_dropped += 1
                 if mark >= 0:
                     recycle(s)
-                return jobs, ()
+                return None if jobs is None else (jobs, ())
             s[i_type] = NORMAL
-            jobs.append(EgressJob(egress_spec, s, payload, length))
-            return jobs, ()  # most packets come back to no one
+            job = EgressJob(egress_spec, s, payload, length)
+            if jobs is None:
+                return job  # most packets: one job, nothing else
+            jobs.append(job)
+            return jobs, ()
+
+        def ingress(port: int, data: bytes, instance_type: int = NORMAL,
+                    preserved: tuple[list[Any], int] | None = None, ts: int | None = None
+                    ) -> tuple[list[EgressJob], Sequence[tuple]]:
+            r = ingress_hop(port, data, instance_type, preserved, ts)
+            if r is None:
+                return [], ()
+            if type(r) is EgressJob:
+                return [r], ()
+            return r
 
         @cython.locals(s=list, job=EgressJob)
-        def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
-                   deq_timedelta: int = 0, deq_qdepth: int = 0, ts: int | None = None) -> tuple[
-                       Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:
+        def egress_hop(job: EgressJob, enq_timestamp: int, enq_qdepth: int,
+                       deq_timedelta: int, deq_qdepth: int, ts: int | None) -> bytes | tuple[
+                           Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:
+            """``egress`` for a target's every packet-hop: the packet
+            itself when it leaves on ``job.port`` and nothing else comes of
+            it, ``egress``'s triple otherwise."""
             nonlocal n_egress, n_dropped
             n_egress += 1
             s = job.state
@@ -590,11 +614,27 @@ class Switch:
                 return (), clones, [(job.port, packet, RECIRCULATED, (s, s[k_recirc]))]
             if mark >= 0:
                 recycle(s)
-            return ((job.port, packet),), clones, ()
+            if clones:
+                return ((job.port, packet),), clones, ()
+            return packet  # most packets
+
+        def egress(job: EgressJob, enq_timestamp: int = 0, enq_qdepth: int = 0,
+                   deq_timedelta: int = 0, deq_qdepth: int = 0, ts: int | None = None) -> tuple[
+                       Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:
+            r = egress_hop(job, enq_timestamp, enq_qdepth, deq_timedelta, deq_qdepth, ts)
+            if type(r) is bytes:
+                return ((job.port, r),), (), ()
+            return r
 
         def counts() -> dict[str, int]:
             return {"ingress": n_ingress, "egress": n_egress, "dropped": n_dropped}
 
+        # The hop forms, and the pair of public halves they stand for: a
+        # target uses the hop forms only while ``ingress`` and ``egress``
+        # are still these (nobody has wrapped them).
+        self.ingress_hop = ingress_hop
+        self.egress_hop = egress_hop
+        self.hop_halves = (ingress, egress)
         self.ingress = ingress
         self.egress = egress
         self.stats = PacketCounts(counts)

@@ -36,10 +36,12 @@ cdef class EgressPort:
     cpdef _dequeue(self)
     # Times in machine words: nanoseconds since the run began fit 64 bits
     # for 292 years, and // on them keeps Python's floor semantics.
-    @cython.locals(sw=SimSwitch, wire=Wire, sim=Simulator, now=cython.longlong,
+    @cython.locals(sw=SimSwitch, sim=Simulator, now=cython.longlong,
                    offset=cython.longlong,
                    us=cython.longlong, gap=cython.longlong, ser=cython.longlong)
     cpdef _serve(self, job, long long enq_ns, enq_depth)
+    @cython.locals(wire=Wire, ser=cython.longlong)
+    cpdef long long _emit(self, bytes packet, long long now) except? -1
 
 cdef class HostNic:
     cdef public Simulator sim
@@ -69,6 +71,7 @@ cdef class SimSwitch:
     cdef object _on_input
     cdef list _by_port
     cdef public object _bound_engine, _engine_ingress, _engine_egress
+    cdef public object _ingress_hop, _egress_hop
     cpdef _bind_engine(self)
     cpdef receive(self, port, packet)
     @cython.locals(sim=Simulator)

@@ -137,23 +137,30 @@ class EgressPort:
         us = NS_PER_US
         if sw.engine is not sw._bound_engine:
             sw._bind_engine()
-        out, clones, recirc = sw._engine_egress(
-            job, enq_ns // us + offset, enq_depth, (now - enq_ns) // us,
-            len(self.queue), now // us + offset)
+        enq_us = enq_ns // us + offset
+        delta_us = (now - enq_ns) // us
+        now_us = now // us + offset
+        hop = sw._egress_hop
+        if hop is not None:
+            r = hop(job, enq_us, enq_depth, delta_us, len(self.queue), now_us)
+            if type(r) is bytes:  # the common case: one packet out of this port
+                ser = self._emit(r, now)
+                gap = self.gap_ns
+                self.free_at = now + (ser if ser > gap else gap)
+                if self.queue:
+                    sim.push(self.free_at, self._on_free, ())
+                else:
+                    self.busy = False
+                return
+            out, clones, recirc = r
+        else:
+            out, clones, recirc = sw._engine_egress(job, enq_us, enq_depth, delta_us,
+                                                    len(self.queue), now_us)
         gap = self.gap_ns
         for _port, packet in out:
-            self.tx_packets += 1
-            self.tx_bytes += len(packet)
-            taps = self.taps
-            if taps:
-                for tap in taps:
-                    tap(now, sw.name, self.port, packet)
-            wire = self.wire
-            if wire is not None:
-                ser = len(packet) * 8 * NS_PER_S // wire.bandwidth_bps
-                wire.transmit(packet, ser)
-                if ser > gap:
-                    gap = ser
+            ser = self._emit(packet, now)
+            if ser > gap:
+                gap = ser
         for c in clones:
             sw.enqueue(c)
         for r in recirc:
@@ -163,6 +170,23 @@ class EgressPort:
             sim.push(self.free_at, self._on_free, ())
         else:
             self.busy = False
+
+    def _emit(self, packet: bytes, now: int) -> int:
+        """Count, tap and put on the wire one packet leaving this port;
+        returns its serialization time (0 with no wire)."""
+        self.tx_packets += 1
+        self.tx_bytes += len(packet)
+        taps = self.taps
+        if taps:
+            name = self.switch.name
+            for tap in taps:
+                tap(now, name, self.port, packet)
+        wire = self.wire
+        if wire is None:
+            return 0
+        ser = len(packet) * 8 * NS_PER_S // wire.bandwidth_bps
+        wire.transmit(packet, ser)
+        return ser
 
 
 class SimSwitch:
@@ -212,6 +236,13 @@ class SimSwitch:
             self._bound_engine = engine
         self._engine_ingress = engine.ingress
         self._engine_egress = engine.egress
+        # The engine's hop forms (no list or tuple per packet), used while
+        # its halves are its own; None when something has wrapped them.
+        halves = getattr(engine, "hop_halves", None)
+        self._ingress_hop = engine.ingress_hop if (
+            halves is not None and halves[0] is engine.ingress) else None
+        self._egress_hop = engine.egress_hop if (
+            halves is not None and halves[1] is engine.egress) else None
 
     def ts_us(self, ns: int) -> int:
         """This switch's timestamp for virtual time ``ns`` (BMv2:
@@ -283,8 +314,18 @@ class SimSwitch:
         us = NS_PER_US
         if self.engine is not self._bound_engine:
             self._bind_engine()
-        jobs, again = self._engine_ingress(port, packet, instance_type, preserved,
-                                           self.sim.now_ns // us + self.offset_us)
+        ts = self.sim.now_ns // us + self.offset_us
+        hop = self._ingress_hop
+        if hop is not None:
+            r = hop(port, packet, instance_type, preserved, ts)
+            if r is None:
+                return
+            if type(r) is EgressJob:  # the common case: one job
+                self.enqueue(r)
+                return
+            jobs, again = r
+        else:
+            jobs, again = self._engine_ingress(port, packet, instance_type, preserved, ts)
         for job in jobs:
             self.enqueue(job)
         for item in again:
