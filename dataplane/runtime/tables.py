@@ -18,6 +18,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import cython
 
@@ -128,8 +129,7 @@ class Table:
         "kinds",
         "mode",
         "lookup",
-        "default_action",
-        "default_args",
+        "default",
         "_initial_default",
         "_entry_actions",
         "_default_actions",
@@ -181,7 +181,10 @@ class Table:
                 f"table {info.name}: unknown default action {info.default_action}"
             )
         self._initial_default = (action_ids[info.default_action], tuple(info.default_args))
-        self.default_action, self.default_args = self._initial_default
+        # [action, args] of a miss, changed in place only: the generated
+        # pipeline holds this list and reads a miss's action from it with
+        # two item reads instead of two attribute lookups.
+        self.default: list[Any] = list(self._initial_default)
 
         self._by_key: dict[tuple, Entry] = {}
         self._levels: list[tuple[int, dict]] = []
@@ -523,12 +526,19 @@ class Table:
         if self.info.const_default_action:
             raise RuntimeConfigError(f"table {self.name}: the default action is const")
         self._check_action(action, self._default_actions, "allowed as default action")
-        self.default_action = action
-        self.default_args = tuple(args)
+        self.default[:] = (action, tuple(args))
 
     def reset_default(self) -> None:
         """Back to the program's declared default action."""
-        self.default_action, self.default_args = self._initial_default
+        self.default[:] = self._initial_default
+
+    @property
+    def default_action(self) -> int:
+        return self.default[0]
+
+    @property
+    def default_args(self) -> tuple[int, ...]:
+        return self.default[1]
 
     @property
     def entries(self) -> Iterator[Entry]:

@@ -531,10 +531,12 @@ class ExternMixin:
             # Key expressions may need statements (e.g. isValid on a stack element).
             keys = "(" + ", ".join(key_codes) + ("," if len(key_codes) == 1 else "") + ")"
             w(f"e = L{idx}({keys})" if key_codes or profile is not None else "e = None")
-            w.ctypes.update({"a": "cython.long", "hit": "cython.long"})
+            # Every action's arguments are a tuple (entries, members and
+            # defaults keep them so): compiled, an argument is a C item read.
+            w.ctypes.update({"a": "cython.long", "hit": "cython.long", "args": "tuple"})
             with w.block("if e is None"):
-                w(f"a = T{idx}.default_action")
-                w(f"args = T{idx}.default_args")
+                w(f"a = TD{idx}[0]")
+                w(f"args = TD{idx}[1]")
                 w("hit = 0")
             with w.block("else"):
                 if profile is None:

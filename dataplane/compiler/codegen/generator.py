@@ -706,6 +706,8 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             # A table's lookup routine is chosen once, when it is built:
             # bound here, a lookup is a call, not an attribute read and a call.
             lines.append(f"    L{i} = T{i}.lookup")
+            # Its miss's [action, args], changed in place only (typed list).
+            lines.append(f"    TD{i} = cython.declare(list, T{i}.default)")
         for i in range(len(self.externs)):
             lines.append(f"    E{i} = X.externs[{i}]")
         for i in sorted(self.register_lists):
