@@ -31,11 +31,10 @@ def header(names: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-NATIVE_CIMPORTS = "from cython.cimports.cpython.bytes import PyBytes_AS_STRING, " \
-    "PyBytes_FromStringAndSize\n"
+NATIVE_CIMPORTS = "from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING\n"
 """C functions the compiled branches of generated code call (the
-deparser's stores into a new bytes object); Python runs the other branch
-and never looks them up."""
+deparser's stores into its buffer); Python runs the other branch and never
+looks them up."""
 
 
 def full_source(text: str, names: Mapping[str, Any]) -> str:

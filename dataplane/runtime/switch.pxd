@@ -10,7 +10,9 @@ cdef class EgressJob:
 # state's and the template's item pointers, storing only slots that differ,
 # over runs read as machine words from a bytes object (_packed_spans).
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.bytearray cimport PyByteArray_AS_STRING
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.string cimport memcpy
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_XDECREF, Py_XINCREF
 from cpython.sequence cimport PySequence_Fast_ITEMS
@@ -22,3 +24,8 @@ ctypedef Py_ssize_t* _ssize_p
 @cython.locals(d=_items_p, t=_items_p, o=_object_p, n=_object_p, i=Py_ssize_t,
                lo=Py_ssize_t, hi=Py_ssize_t, r=Py_ssize_t, runs=_ssize_p)
 cdef void _reset(list s, list template, bytes spans) except *
+
+# The deparse buffer's first n bytes and the payload as one bytes object:
+# two memcpy into a bytes object made at its final size.
+@cython.locals(size=Py_ssize_t, p=cython.p_char)
+cdef bytes _joined(bytearray buffer, Py_ssize_t n, bytes payload)

@@ -194,6 +194,9 @@ class Switch:
         self._egress = blocks["egress"]
         self._compute = blocks["compute"]
         self._deparser = blocks["deparser"]
+        # Where the compiled deparser stores headers (its count in the
+        # state's first slot): the engine copies them out with the payload.
+        self._deparse_buffer: bytearray = blocks["buffer"]
         self._bind_data_plane()
 
     def _action_profile(self, name: str) -> ActionProfile:
@@ -445,6 +448,7 @@ class Switch:
         q_deq_delta = cython.declare(cython.Py_ssize_t, queue[2] if queue else -1)
         q_deq_depth = cython.declare(cython.Py_ssize_t, queue[3] if queue else -1)
         parser, deparser = self._parser, self._deparser
+        dbuf = self._deparse_buffer
         # An empty control is not called at all (None).
         empty = self.program.empty_blocks
         verify, ingress_c, egress_c, compute = (
@@ -551,7 +555,7 @@ class Switch:
                 return [r], ()
             return r
 
-        @cython.locals(s=list, job=EgressJob)
+        @cython.locals(s=list, job=EgressJob, stored=cython.Py_ssize_t)
         def egress_hop(job: EgressJob, enq_timestamp: int, enq_qdepth: int,
                        deq_timedelta: int, deq_qdepth: int, ts: int | None) -> bytes | tuple[
                            Sequence[tuple[int, bytes]], Sequence[EgressJob], Sequence[tuple]]:
@@ -590,8 +594,9 @@ class Switch:
                     # of the packet as it is at the clone point: the headers
                     # egress left valid plus the payload.
                     out.clear()
+                    c[k_cur] = 0
                     deparser(c)
-                    length = sum(map(len, out)) + len(job.payload)
+                    length = sum(map(len, out)) + c[k_cur] + len(job.payload)
                     clones = [EgressJob(mport, c, job.payload, length)]
             if s[i_spec] == DROP_PORT:
                 n_dropped += 1
@@ -605,9 +610,16 @@ class Switch:
                 except ExitPipeline:
                     pass
             out.clear()
+            s[k_cur] = 0  # the deparser's count of bytes in its buffer
             deparser(s)
-            out.append(job.payload)
-            packet = b"".join(out)
+            stored = s[k_cur]
+            if stored and not out:  # compiled, the common case
+                packet = _joined(dbuf, stored, job.payload)
+            else:
+                if stored:
+                    out.append(bytes(dbuf[:stored]))
+                out.append(job.payload)
+                packet = b"".join(out)
             if s[k_trunc] and len(packet) >= s[k_trunc]:
                 packet = packet[:s[k_trunc] - 1]
             if s[k_recirc]:
@@ -708,6 +720,19 @@ def _reset(s, template, spans):  # noqa: ANN001, ANN202 (typed in switch.pxd)
     else:
         for lo, hi, piece in spans:
             s[lo:hi] = piece
+
+
+def _joined(buffer, n, payload):  # noqa: ANN001, ANN202 (typed in switch.pxd)
+    """The first ``n`` bytes of the deparse buffer, then the payload: one
+    new bytes object, filled by two copies when compiled."""
+    if cython.compiled:
+        size = len(payload)
+        out = PyBytes_FromStringAndSize(cython.NULL, n + size)  # noqa: F821
+        p = PyBytes_AS_STRING(out)  # noqa: F821
+        memcpy(p, PyByteArray_AS_STRING(buffer), n)  # noqa: F821
+        memcpy(p + n, PyBytes_AS_STRING(payload), size)  # noqa: F821
+        return out
+    return bytes(buffer[:n]) + payload
 
 
 def _gaps(template: list[Any], spans: list[tuple[int, int]]

@@ -1514,16 +1514,22 @@ class ExternMixin:
             self.pack_units(parts, units)
 
     def store_units(self: CodeGen, parts: list[str], units: list[ByteUnit]) -> None:
-        """The header as C stores into a bytes object made for it
-        (``PyBytes_FromStringAndSize`` with no source, which the native
-        module's header cimports): each field in a machine word (a signed
-        one as its two's complement, a bool as its bit), a unit's fields
-        joined by shifts, its bytes written most significant first."""
-        out, ptr = self.fresh("o"), self.fresh("p")
+        """The header as C stores into the program's deparse buffer (``DB``,
+        a bytearray of ``DBN`` bytes) after the bytes already there, whose
+        count the deparser keeps in ``s[0]`` (the parser's cursor, free by
+        then); what is there goes to ``OUT`` first if the header would not
+        fit. Each field in a machine word (a signed one as its two's
+        complement, a bool as its bit), a unit's fields joined by shifts,
+        its bytes written most significant first."""
+        q, ptr = self.fresh("q"), self.fresh("p")
         self.w.ctypes[ptr] = "cython.p_uchar"
+        self.w.ctypes[q] = "cython.Py_ssize_t"
         total = sum(u.bits for u in units) // 8
-        self.w(f"{out} = PyBytes_FromStringAndSize(cython.NULL, {total})")
-        self.w(f"{ptr} = cython.cast(cython.p_uchar, PyBytes_AS_STRING({out}))")
+        self.store_bytes += total
+        self.w(f"{q} = s[0]")
+        with self.w.block(f"if {q} + {total} > DBN"):
+            self.w(f"{q} = DFLUSH(s)")
+        self.w(f"{ptr} = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(DB)) + {q}")
         pos = 0
         for unit in units:
             fields = []
@@ -1552,7 +1558,7 @@ class ExternMixin:
                 byte = f"({value} >> {shift})" if shift else value
                 self.w(f"{ptr}[{pos + k}] = {byte} & 255")
             pos += nbytes
-        self.w(f"OUT.append({out})")
+        self.w(f"s[0] = {q} + {total}")
 
     def pack_units(self: CodeGen, parts: list[str], units: list[ByteUnit]) -> None:
         """A valid header's bytes in one ``struct.pack``: a unit's fields
@@ -1578,7 +1584,15 @@ class ExternMixin:
                 rest -= bits
                 args.append(_piece(value, unit.bits, rest, bits))
         if args:
+            self.flush_stores()
             self.w(f"OUT.append(SP{self.struct_id(units)}({', '.join(args)}))")
+
+    def flush_stores(self: CodeGen) -> None:
+        """Before a header goes to ``OUT`` as its own bytes object, the
+        headers stored in the deparse buffer ahead of it go there first
+        (none in Python, where every header is its own object)."""
+        with self.w.block("if s[0]"):
+            self.w("DFLUSH(s)")
 
     def stack_advance(self: CodeGen, node: ast.Node) -> None:
         """``extract(hs.next)`` also advances the stack's nextIndex."""
@@ -1665,6 +1679,7 @@ class ExternMixin:
                         pairs.append(f"({parts[k]}, {field_bits(ft)})")
                     k += slots(ft)
                 with self.w.block(f"if {parts[0]}"):
+                    self.flush_stores()
                     self.w(f"OUT.append(join_bits({py_tuple(pairs)}))")
                 return
             if st.bit_width % 8:

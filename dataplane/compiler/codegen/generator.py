@@ -185,6 +185,9 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         # all-zero lists for stack guards: one closure constant each.
         self.struct_formats: dict[str, int] = {}
         self.zero_lists: set[int] = set()
+        # Bytes of all the headers the deparser stores byte by byte when
+        # compiled: the size of the program's deparse buffer (_DB).
+        self.store_bytes = 0
         # The extern instances each generated block was applied with.
         self._block_instances: dict[Any, dict[str, Any]] = {}
         self._type_cache: dict[int, Type] = {}
@@ -700,6 +703,10 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             lines.append(f"_S{k} = Struct({fmt!r})")
         for n in sorted(self.zero_lists):
             lines.append(f"_Z{n} = [0] * {n}")
+        # The compiled deparser's headers, written one after another into
+        # one buffer the program's switches share (the engine copies them
+        # out with the payload at once): no bytes object per header.
+        lines.append(f"_DB = bytearray({self.store_bytes})")
         lines.append("def make(X):")
         for i in range(len(self.tables)):
             lines.append(f"    T{i} = X.tables[{i}]")
@@ -724,6 +731,12 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         lines.append("    LOG = X.log")
         lines.append("    NOW = X.now")
         lines.append("    OUT = X.out")
+        lines.append("    DB = _DB")
+        lines.append(f"    DBN = {self.store_bytes}")
+        lines.append("    def DFLUSH(s):")
+        lines.append("        OUT.append(bytes(DB[:s[0]]))")
+        lines.append("        s[0] = 0")
+        lines.append("        return 0")
         for k in self.struct_formats.values():
             lines.append(f"    SU{k} = _S{k}.unpack_from")
             lines.append(f"    SP{k} = _S{k}.pack")
@@ -739,7 +752,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
                 decl = ", ".join(f"{k}={v}" for k, v in sorted(ctypes.items()))
                 lines.append(f"    @cython.locals({decl})")
             lines.extend(w.lines)
-        blocks = ", ".join(f"{k!r}: {v}" for k, v in self.blocks.items())
+        blocks = ", ".join(f"{k!r}: {v}" for k, v in [*self.blocks.items(), ("buffer", "DB")])
         lines.append(f"    return {{{blocks}}}")
         return "\n".join(lines) + "\n"
 
