@@ -94,7 +94,7 @@ class Sender:
     appends each packet to ``log`` with its scheduled send time.
     """
 
-    __slots__ = ("schedule", "flow", "log", "_factories")
+    __slots__ = ("schedule", "flow", "log")
 
     def __init__(
         self, schedule: Schedule, flow: FlowSpec | None = None, log: SentLog | None = None
@@ -102,20 +102,15 @@ class Sender:
         self.schedule = schedule
         self.flow = flow
         self.log = SentLog() if log is None else log
-        self._factories: dict[tuple[int, int], PacketFactory] = {}
 
     def _factory(self, index: int, size: int) -> PacketFactory:
-        factory = self._factories.get((index, size))
-        if factory is not None:
-            return factory
         dest = self.schedule.dests[index]
         flow = dest if isinstance(dest, FlowSpec) else self.flow
         if flow is None:
             raise TrafficError(f"destination {dest!r} is not a flow and no flow was given")
         if flow.frame_size != size:
             flow = flow.with_frame_size(size)
-        factory = self._factories[index, size] = PacketFactory(flow)
-        return factory
+        return PacketFactory(flow)
 
     # Compiled: the factories a typed list read by a machine-word index,
     # the log's record a C call.
@@ -125,27 +120,28 @@ class Sender:
         s = self.schedule
         # Each (destination, size) pair of the schedule gets a dense code,
         # so an event finds its frame factory by one list read instead of
-        # hashing and comparing a tuple in a dictionary; a factory is still
-        # made when its pair is first sent.
-        pairs, codes = _pair_codes(s.dest_index, s.sizes)
-        by_code: list[PacketFactory | None] = [None] * len(pairs)
+        # hashing and comparing a tuple in a dictionary; a factory is made
+        # when its pair is first sent.
+        keys, codes, span = _pair_codes(s.dest_index, s.sizes)
+        by_code: list[PacketFactory | None] = [None] * len(keys)
         log = self.log
         for t, code, seq, size in zip(
             s.times_us.tolist(), codes.tolist(), s.seqs.tolist(), s.sizes.tolist()
         ):
             factory = by_code[code]
             if factory is None:
-                factory = by_code[code] = self._factory(pairs[code][0], size)
+                factory = by_code[code] = self._factory(int(keys[code]) // span, size)
             log.record(t, factory.key, seq, size)
             yield t, factory.packet(seq)
 
 
 def _pair_codes(dest_index: np.ndarray, sizes: np.ndarray
-                ) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """The distinct (destination index, size) pairs of a schedule, and each
-    event's position among them."""
+                ) -> tuple[np.ndarray, np.ndarray, int]:
+    """The distinct (destination index, size) pairs of a schedule as keys
+    ``index * span + size``, each event's position among them, and
+    ``span``."""
     if not len(dest_index):
-        return [], np.zeros(0, dtype=np.int64)
-    both = np.stack((dest_index, sizes), axis=1)
-    pairs, codes = np.unique(both, axis=0, return_inverse=True)
-    return [(int(i), int(z)) for i, z in pairs], codes.reshape(-1)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 1
+    span = int(sizes.max()) + 1
+    keys, codes = np.unique(dest_index * span + sizes, return_inverse=True)
+    return keys, codes.reshape(-1), span

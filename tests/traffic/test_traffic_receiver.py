@@ -205,3 +205,28 @@ def test_flow_keys_are_remembered_per_flow_and_forgotten_when_many(
             key, seq, _ = parse_frame(PacketFactory(flow).packet(9))
             assert key == flow.key and seq == 9
             assert len(receiver._FLOW_KEYS) <= 3
+
+
+def test_a_sender_sizes_and_addresses_each_event_by_its_own_destination() -> None:
+    """Events of three flows in two frame sizes, interleaved: each frame
+    (parsed by Scapy) is its event's flow at its event's size, and the log
+    says so too."""
+    import numpy as np
+
+    from traffic.schedules import Schedule
+
+    flows = [FlowSpec(FLOW.src_mac, FLOW.dst_mac, "10.0.0.1", f"10.0.0.{d}", "udp",
+                      1000 + d, 2000 + d, 20) for d in (2, 3, 4)]
+    dest = np.array([2, 0, 1, 0, 2, 1, 0, 2])
+    size = np.array([90, 64, 64, 90, 64, 90, 64, 90])
+    sched = Schedule(np.arange(8) * 10, dest, np.arange(8), size, tuple(flows))
+    sender = Sender(sched)
+    frames = list(sender)
+    assert [t for t, _ in frames] == list(range(0, 80, 10))
+    for (_, frame), d, z, seq in zip(frames, dest, size, range(8)):
+        pkt = Ether(frame)
+        assert len(frame) == z
+        assert (pkt[IP].dst, pkt[UDP].sport) == (flows[d].dst_ip, flows[d].sport)
+        assert parse_frame(frame)[1] == seq
+    assert sender.log.sizes == size.tolist()
+    assert [k.dst_ip for k in sender.log.keys] == [flows[d].dst_ip for d in dest]
