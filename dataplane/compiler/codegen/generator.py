@@ -28,7 +28,6 @@ from dataplane.compiler.codegen.externs import ExternMixin
 from dataplane.compiler.codegen.parser_states import live_states, merge_states
 from dataplane.compiler.codegen.stackmarks import long_stacks, mark_stack_writes
 from dataplane.compiler.codegen.stmts import StmtMixin
-from dataplane.compiler.codegen.unchecked import unchecked_functions
 from dataplane.compiler.codegen.values import LValue, Val, location
 from dataplane.compiler.codegen.writer import Writer
 from dataplane.compiler.frontend import ast
@@ -743,21 +742,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             lines.append(f"    SP{k} = _S{k}.pack")
         for n in sorted(self.zero_lists):
             lines.append(f"    Z{n} = _Z{n}")
-        slots_n = len(self.layout.template)
-        for name in self.blocks.values():
-            w = next(f for f in self.funcs if _func_name(f) == name)
-            if w.lines[1].strip() == "pass" or w.lines[1].strip().startswith("if len(s) !="):
-                continue  # never called (empty_blocks), or checked already
-            # The proof behind unchecked indexing (codegen.unchecked): a
-            # state reaches the generated functions only through a block.
-            w.lines.insert(1, f"        if len(s) != {slots_n}:")
-            w.lines.insert(2, f"            raise IndexError(f'a packet state of {{len(s)}} "
-                              f"slots; this program has {slots_n}')")
-        unchecked = unchecked_functions({_func_name(f): f.text() for f in self.funcs}, slots_n)
         for w in self.funcs:
-            if _func_name(w) in unchecked:
-                lines.append("    @cython.boundscheck(False)")
-                lines.append("    @cython.wraparound(False)")
             ctypes = w.ctypes
             if "b" in ctypes and any("lambda" in line for line in w.lines[1:]):
                 # A sub-parser's call reads the packet from a lambda, and
@@ -776,11 +761,6 @@ class _InstanceVal(Val):
     """A constructor argument that is an instance (extern or block)."""
 
     sym: Any = None
-
-
-def _func_name(w: Writer) -> str:
-    """The name of the function a writer holds (its first line defines it)."""
-    return w.lines[0].strip()[4:].split("(", 1)[0]
 
 
 def _ident(name: str) -> str:
