@@ -143,28 +143,23 @@ class EgressPort:
         hop = sw._egress_hop
         if hop is not None:
             r = hop(job, enq_us, enq_depth, delta_us, len(self.queue), now_us)
-            if type(r) is bytes:  # the common case: one packet out of this port
-                ser = self._emit(r, now)
-                gap = self.gap_ns
-                self.free_at = now + (ser if ser > gap else gap)
-                if self.queue:
-                    sim.push(self.free_at, self._on_free, ())
-                else:
-                    self.busy = False
-                return
-            out, clones, recirc = r
         else:
-            out, clones, recirc = sw._engine_egress(job, enq_us, enq_depth, delta_us,
-                                                    len(self.queue), now_us)
+            r = sw._engine_egress(job, enq_us, enq_depth, delta_us, len(self.queue), now_us)
         gap = self.gap_ns
-        for _port, packet in out:
-            ser = self._emit(packet, now)
+        if type(r) is bytes:  # the hop form's common case: one packet out of this port
+            ser = self._emit(r, now)
             if ser > gap:
                 gap = ser
-        for c in clones:
-            sw.enqueue(c)
-        for r in recirc:
-            sw.recirculate(r)
+        else:
+            out, clones, recirc = r
+            for _port, packet in out:
+                ser = self._emit(packet, now)
+                if ser > gap:
+                    gap = ser
+            for c in clones:
+                sw.enqueue(c)
+            for item in recirc:
+                sw.recirculate(item)
         self.free_at = now + gap
         if self.queue:
             sim.push(self.free_at, self._on_free, ())
@@ -318,14 +313,14 @@ class SimSwitch:
         hop = self._ingress_hop
         if hop is not None:
             r = hop(port, packet, instance_type, preserved, ts)
-            if r is None:
-                return
-            if type(r) is EgressJob:  # the common case: one job
-                self.enqueue(r)
-                return
-            jobs, again = r
         else:
-            jobs, again = self._engine_ingress(port, packet, instance_type, preserved, ts)
+            r = self._engine_ingress(port, packet, instance_type, preserved, ts)
+        if r is None:
+            return
+        if type(r) is EgressJob:  # the hop form's common case: one job
+            self.enqueue(r)
+            return
+        jobs, again = r
         for job in jobs:
             self.enqueue(job)
         for item in again:
