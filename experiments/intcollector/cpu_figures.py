@@ -92,9 +92,10 @@ def _fig10_notes(p: dict[str, Any], rows: list[dict[str, Any]],
         f"instructions 0-{p['instructions'] - 1} (all 9 fields of the paper at 8), steady "
         "values: only new-key events, as section V-A sends. Each rate runs in a child process "
         f"for {p['seconds']:g} s (the paper averages three minutes); CPU is its user + system "
-        "time (psutil), every thread, store included; reports are fed from memory in the "
-        "receiver's batches (1,024 reports or 10 ms), so the kernel's receive path is not in "
-        f"it. Store: {p['store']} ('sqlite': SqliteStore in the same process; 'lines': InfluxDB "
+        "time (time.process_time, nanosecond resolution), every thread, store included; "
+        "reports are fed from memory in the receiver's batches (1,024 reports or 10 ms), "
+        "so the kernel's receive path is not in it. "
+        f"Store: {p['store']} ('sqlite': SqliteStore in the same process; 'lines': InfluxDB "
         "line protocol encoded and discarded, the collector's side of a remote database).",
         "Rates are the 'loads' fractions of each configuration's capacity, measured first "
         "(calibration: reports per CPU second fed as fast as possible, the normal path run "
