@@ -31,10 +31,35 @@ def header(names: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-NATIVE_CIMPORTS = "from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING\n"
-"""C functions the compiled branches of generated code call (the
-deparser's stores into its buffer); Python runs the other branch and never
-looks them up."""
+NATIVE_CIMPORTS = """\
+from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING
+from cython.cimports.cpython.object import PyObject
+from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
+from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
+
+_OBJ_P = cython.typedef(cython.pointer[PyObject])
+_ITEMS_P = cython.typedef(cython.pointer[_OBJ_P])
+
+
+@cython.cfunc
+@cython.inline
+@cython.exceptval(check=False)
+@cython.returns(cython.void)
+@cython.locals(s=list, i=cython.Py_ssize_t, items=_ITEMS_P, old=_OBJ_P)
+def SPUT(s, i, v):
+    items = PySequence_Fast_ITEMS(s)
+    old = items[i]
+    Py_INCREF(v)
+    items[i] = cython.cast(_OBJ_P, v)
+    Py_XDECREF(old)
+"""
+"""C functions the compiled branches of generated code call: the
+deparser's stores into its buffer, and ``SPUT(s, i, v)``, the parser's
+store of ``v`` into state slot ``i`` with no bounds check (the parser's
+entry checks the state's length once), which the C compiler inlines where
+Cython's item assignment is a call with type and bounds checks (about 30
+instructions a store). Python runs the other branch and never looks them
+up."""
 
 
 def full_source(text: str, names: Mapping[str, Any]) -> str:

@@ -121,6 +121,49 @@ def test_a_built_pipeline_matches_its_python_text(
     assert outputs > 200
 
 
+GUARDED = v1model(
+    types="""header a_t { bit<4> x; bit<4> y; bit<8> kind; bit<32> v; }
+header b_t { bit<16> w; bit<1> f; bit<7> g; }
+struct H { a_t a; b_t b; }
+struct M { }
+""",
+    parser="""parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.a); transition select(hdr.a.kind) { 2: more; default: accept; } }
+    state more { pkt.extract(hdr.b); transition accept; }
+}
+""",
+    ingress="control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
+            "    apply { sm.egress_spec = 1; }\n}\n",
+    deparser="control D(packet_out pkt, in H hdr) {\n"
+             "    apply { pkt.emit(hdr.a); pkt.emit(hdr.b); }\n}\n")
+
+
+def test_the_built_parsers_unchecked_stores_are_guarded_by_the_states_length(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiled, the parser stores fields through SPUT, which checks no
+    bounds: the generated text uses it only in compiled branches, for slots
+    below the length its entry checks, and a state too short for them is
+    refused, built or not, before anything is stored."""
+    python, built = _built_and_python(tmp_path, monkeypatch, GUARDED)
+    lines = python.program.python_source.splitlines()
+    stored = []
+    for i, line in enumerate(lines):
+        if "SPUT(s, " not in line or line.lstrip().startswith("def "):
+            continue
+        stored.append(int(re.search(r"SPUT\(s, (\d+),", line).group(1)))
+        indent = len(line) - len(line.lstrip())
+        block = next(x for x in reversed(lines[:i]) if len(x) - len(x.lstrip()) < indent)
+        assert block.strip() == "if cython.compiled:", line
+    guard = re.search(r"if len\(s\) < (\d+):", python.program.python_source)
+    assert stored and guard is not None and int(guard.group(1)) == max(stored) + 1
+    frame = bytes(range(40))
+    for sw in (python, built):
+        short = [0] * max(stored)
+        with pytest.raises(IndexError, match=f"{max(stored)} slots"):
+            sw._parser(short, frame)
+        assert short == [0] * max(stored)
+
+
 SUBPARSER = v1model(
     types="""header a_t { bit<8> kind; bit<16> x; }
 header b_t { int<4> s; bit<4> t; bit<32> y; }
