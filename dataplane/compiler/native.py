@@ -9,6 +9,8 @@ imports at the top, the same objects ``pipeline._globals`` hands ``exec``.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -54,16 +56,50 @@ def SPUT(s, i, v):
     Py_XDECREF(old)
 """
 """C functions the compiled branches of generated code call: the
-deparser's stores into its buffer, and ``SPUT(s, i, v)``, the parser's
-store of ``v`` into state slot ``i`` with no bounds check (the parser's
-entry checks the state's length once), which the C compiler inlines where
-Cython's item assignment is a call with type and bounds checks (about 30
-instructions a store). Python runs the other branch and never looks them
-up."""
+deparser's stores into its buffer, and ``SPUT(s, i, v)``, a store of ``v``
+into state slot ``i`` with no bounds check (``unchecked_stores`` says why
+that is safe), which the C compiler inlines where Cython's item assignment
+is a call with type and bounds checks (about 30 instructions a store).
+Python never sees them."""
+
+
+_STORE = re.compile(r"^(\s*)s\[(\d+)\] = (.+)$")
+
+
+def unchecked_stores(text: str) -> str:
+    """``text`` with each statement that stores into a fixed slot of the
+    packet state (``s[N] = value`` on one line) made ``SPUT(s, N, value)``.
+    Safe because every state the engine hands generated code is a copy of
+    its program's template, which has every slot the program names
+    (``Switch`` checks the egress job's state, the one a caller could
+    make)."""
+    out = []
+    for line in text.splitlines():
+        m = _STORE.match(line)
+        if m is not None and _one_store(line.strip()):
+            line = f"{m.group(1)}SPUT(s, {m.group(2)}, {m.group(3)})"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _one_store(line: str) -> bool:
+    """True when ``line`` is one whole statement storing one value into
+    ``s[<int>]`` (not a chained assignment, a tuple, or part of a longer
+    statement)."""
+    try:
+        tree = ast.parse(line)
+    except SyntaxError:
+        return False
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
+        return False
+    node = tree.body[0]
+    return (len(node.targets) == 1 and not isinstance(node.value, ast.Tuple)
+            and isinstance(node.targets[0], ast.Subscript)
+            and isinstance(node.targets[0].slice, ast.Constant))
 
 
 def full_source(text: str, names: Mapping[str, Any]) -> str:
-    return header(names) + NATIVE_CIMPORTS + text
+    return header(names) + NATIVE_CIMPORTS + unchecked_stores(text)
 
 
 def load(text: str, names: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -462,6 +462,10 @@ class Switch:
         ingress_clone = self._ingress_clone
         replicate = self.replicate
         mark = cython.declare(cython.Py_ssize_t, self._mark)  # -1: no long stacks
+        # Every state generated code sees is a copy of the template (whose
+        # slots it stores into unchecked when compiled): only an egress
+        # job's, which a caller may make, is checked.
+        n_slots = cython.declare(cython.Py_ssize_t, len(template))
         gaps, free = self._gaps, self._free
         whole: Any = [(0, len(template), template)]
         if cython.compiled:
@@ -565,6 +569,9 @@ class Switch:
             nonlocal n_egress, n_dropped
             n_egress += 1
             s = job.state
+            if len(s) != n_slots:  # compiled code stores into its slots unchecked
+                raise ValueError(f"an egress job's state has {len(s)} slots; this switch's "
+                                 f"program has {n_slots}")
             s[i_eport] = job.port
             s[i_spec] = 0
             s[i_len] = job.length

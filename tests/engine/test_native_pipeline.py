@@ -9,6 +9,7 @@ made valid or invalid."""
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 import zlib
@@ -21,8 +22,9 @@ from common import accel
 from common.accel_build import build, compiler
 from common.errors import IntbedError
 from dataplane.compiler.frontend.parser import parse_file
+from dataplane.compiler.native import unchecked_stores
 from dataplane.compiler.pipeline import compile_program, native_job
-from dataplane.runtime.switch import Switch
+from dataplane.runtime.switch import EgressJob, Switch
 from tests.crc_reference import crc16_arc
 
 PROGRAM = v1model(
@@ -121,47 +123,58 @@ def test_a_built_pipeline_matches_its_python_text(
     assert outputs > 200
 
 
-GUARDED = v1model(
+def test_unchecked_stores_rewrites_exactly_the_single_stores_into_fixed_slots() -> None:
+    """The native build's text turns ``s[N] = value`` into SPUT and leaves
+    every other statement as it was: checked against Python's own parse of
+    a shipped program's generated text (each rewritten line was one
+    assignment of one value to ``s[<int>]``, and their number is the number
+    of such assignments), and on lines that must stay."""
+    program = compile_program(parse_file(Path("p4src/gpint.p4")), Path("p4src/gpint.p4"))
+    text = program.python_source
+    out = unchecked_stores(text)
+    old, new = text.splitlines(), out.splitlines()
+    assert len(old) == len(new)
+    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+    stores = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Assign)
+              and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript)
+              and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "s"
+              and isinstance(n.targets[0].slice, ast.Constant)
+              and not isinstance(n.value, ast.Tuple)]
+    assert len(changed) == len(stores) > 100
+    for a, b in changed:
+        indent = a[:len(a) - len(a.lstrip())]
+        slot, value = re.fullmatch(r"s\[(\d+)\] = (.+)", a.strip()).groups()
+        assert b == f"{indent}SPUT(s, {slot}, {value})"
+    kept = ["    s[3] = s[4] = 0", "    s[3] = 1, 2", "    s[k] = 1", "    s[1:3] = t",
+            "    s[3] += 1", "    t[3] = 1", "    _a, s[3] = f(b)", "    s[3] = (1 +"]
+    assert unchecked_stores("\n".join(kept)).splitlines() == kept
+
+
+SMALL = v1model(
     types="""header a_t { bit<4> x; bit<4> y; bit<8> kind; bit<32> v; }
-header b_t { bit<16> w; bit<1> f; bit<7> g; }
-struct H { a_t a; b_t b; }
+struct H { a_t a; }
 struct M { }
 """,
     parser="""parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.a); transition select(hdr.a.kind) { 2: more; default: accept; } }
-    state more { pkt.extract(hdr.b); transition accept; }
+    state start { pkt.extract(hdr.a); transition accept; }
 }
 """,
     ingress="control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
             "    apply { sm.egress_spec = 1; }\n}\n",
-    deparser="control D(packet_out pkt, in H hdr) {\n"
-             "    apply { pkt.emit(hdr.a); pkt.emit(hdr.b); }\n}\n")
+    deparser="control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.a); } }\n")
 
 
-def test_the_built_parsers_unchecked_stores_are_guarded_by_the_states_length(
+def test_an_egress_job_whose_state_is_not_the_programs_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Compiled, the parser stores fields through SPUT, which checks no
-    bounds: the generated text uses it only in compiled branches, for slots
-    below the length its entry checks, and a state too short for them is
-    refused, built or not, before anything is stored."""
-    python, built = _built_and_python(tmp_path, monkeypatch, GUARDED)
-    lines = python.program.python_source.splitlines()
-    stored = []
-    for i, line in enumerate(lines):
-        if "SPUT(s, " not in line or line.lstrip().startswith("def "):
-            continue
-        stored.append(int(re.search(r"SPUT\(s, (\d+),", line).group(1)))
-        indent = len(line) - len(line.lstrip())
-        block = next(x for x in reversed(lines[:i]) if len(x) - len(x.lstrip()) < indent)
-        assert block.strip() == "if cython.compiled:", line
-    guard = re.search(r"if len\(s\) < (\d+):", python.program.python_source)
-    assert stored and guard is not None and int(guard.group(1)) == max(stored) + 1
-    frame = bytes(range(40))
-    for sw in (python, built):
-        short = [0] * max(stored)
-        with pytest.raises(IndexError, match=f"{max(stored)} slots"):
-            sw._parser(short, frame)
-        assert short == [0] * max(stored)
+    """Built, the pipeline stores into its state's slots unchecked: the one
+    state a caller can hand it, an egress job's, must have the template's
+    length, built or not, and is refused before anything runs."""
+    for sw in _built_and_python(tmp_path, monkeypatch, SMALL):
+        assert sw.process(0, bytes(range(6, 18))) == [(1, bytes(range(6, 18)))]
+        n = len(sw._template)
+        for size in (0, n - 1, n + 1):
+            with pytest.raises(ValueError, match=f"has {size} slots; .* has {n}"):
+                sw.egress(EgressJob(1, [0] * size, b"", 0))
 
 
 SUBPARSER = v1model(

@@ -1424,30 +1424,13 @@ class ExternMixin:
                                   "b": "bytes"})
             with self.w.block("if cython.compiled"):
                 self.load_units(lv.base, units, c)
-                self.state_store(lv.base, 0, "1")
-                self.state_store(0, 0, end)
             with self.w.block("else"):
                 self.extract_units(lv.base, units, c)
-                self.w(f"{slot(lv.base)} = 1")
-                self.w(f"s[0] = {end}")
         else:
             self.extract_units(lv.base, units, c)
-            self.w(f"{slot(lv.base)} = 1")
-            self.w(f"s[0] = {end}")
+        self.w(f"{slot(lv.base)} = 1")
+        self.w(f"s[0] = {end}")
         self.stack_advance(node)
-
-    def state_store(self: CodeGen, base: Any, k: int, expr: str) -> None:
-        """Compiled code's store of ``expr`` into slot ``base + k``: a fixed
-        slot through ``SPUT`` (``native.NATIVE_CIMPORTS``: the list's item
-        pointer swapped inline, no call, type or bounds check), which the
-        parser's entry makes safe by checking the state's length against
-        ``parser_slots``, the highest such slot plus one; any other as
-        Python's item assignment."""
-        if not isinstance(base, int):
-            self.w(f"{slot(base, k)} = {expr}")
-            return
-        self.parser_slots = max(self.parser_slots, base + k + 1)
-        self.w(f"SPUT(s, {base + k}, {expr})")
 
     def struct_id(self: CodeGen, units: list[ByteUnit]) -> int:
         fmt = ">" + "".join(code for u in units for code, _ in u.codes)
@@ -1465,20 +1448,18 @@ class ExternMixin:
             offset += nbytes
             value = _joined([(r, 8) for r in reads])
             if unit.plain and len(unit.leaves) == 1:
-                self.state_store(base, unit.leaves[0][0], value)
+                self.w(f"{slot(base, unit.leaves[0][0])} = {value}")
                 continue
             if nbytes > 1:
                 name = self.fresh("u")
                 self.w.ctypes[name] = "cython.ulonglong"
                 self.w(f"{name} = {value}")
                 value = name
-            self.split_unit(base, value, unit, compiled=True)
+            self.split_unit(base, value, unit)
 
-    def split_unit(self: CodeGen, base: Any, value: str, unit: ByteUnit,
-                   compiled: bool = False) -> None:
+    def split_unit(self: CodeGen, base: Any, value: str, unit: ByteUnit) -> None:
         """A unit's fields from its value: small shifts and masks, signed
-        fields from two's complement, bools from their bit (``compiled``:
-        stored by ``state_store``)."""
+        fields from two's complement, bools from their bit."""
         shift = unit.bits
         for off, w, ft in unit.leaves:
             shift -= w
@@ -1487,10 +1468,7 @@ class ExternMixin:
                 expr = f"to_signed({expr}, {w})"
             elif isinstance(ft, BoolT):
                 expr = f"bool({expr})"
-            if compiled:
-                self.state_store(base, off, expr)
-            else:
-                self.w(f"{slot(base, off)} = {expr}")
+            self.w(f"{slot(base, off)} = {expr}")
 
     def extract_units(self: CodeGen, base: Any, units: list[ByteUnit], c: str) -> None:
         """One ``struct.unpack_from`` for the header, then the fields that

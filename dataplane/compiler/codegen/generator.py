@@ -188,9 +188,6 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         # Bytes of all the headers the deparser stores byte by byte when
         # compiled: the size of the program's deparse buffer (_DB).
         self.store_bytes = 0
-        # One past the highest state slot the parser being generated stores
-        # into through SPUT (``ExternMixin.state_store``).
-        self.parser_slots = 0
         # The extern instances each generated block was applied with.
         self._block_instances: dict[Any, dict[str, Any]] = {}
         self._type_cache: dict[int, Type] = {}
@@ -667,7 +664,6 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         if "start" not in states:
             raise self.internal(decl, f"parser '{decl.name}' without a 'start' state")
         writers: dict[str, Writer] = {}
-        outer_slots, self.parser_slots = self.parser_slots, 0
         for st in decl.states:
             with self.function(f"{states[st.name].func}(s, b)", FuncCtx("parser", prefix=prefix),
                                scope.child()):
@@ -688,12 +684,6 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         with self.function(f"{base}(s, b)", FuncCtx("parser", prefix=prefix), scope):
             if not live:
                 self.w.ctypes.update(ctypes)
-            if self.parser_slots:
-                # The states' unchecked stores (SPUT) need every slot they
-                # name; a full packet state always has them.
-                with self.w.block(f"if len(s) < {self.parser_slots}"):
-                    self.w(f"raise IndexError(f'a packet state of {{len(s)}} slots; the "
-                           f"parser stores into slot {self.parser_slots - 1}')")
             self.run_local_inits(inits, scope)
             if live:
                 self.w(f"st = {start}")
@@ -701,7 +691,6 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
                     self.w("st = st(s, b)")
             else:  # every path merged: the parser is one function
                 self.w.lines.extend(merged[start])
-        self.parser_slots = outer_slots
         return base
 
     # --------------------------------------------------------------- output
