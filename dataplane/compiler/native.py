@@ -83,19 +83,15 @@ def unchecked_stores(text: str) -> str:
 
 
 def _one_store(line: str) -> bool:
-    """True when ``line`` is one whole statement storing one value into
-    ``s[<int>]`` (not a chained assignment, a tuple, or part of a longer
-    statement)."""
+    """True when ``line``, which ``_STORE`` found to begin with ``s[N] =``,
+    is one whole statement storing one value (not a chained assignment, a
+    tuple, or the first line of a longer statement)."""
     try:
-        tree = ast.parse(line)
+        body = ast.parse(line).body
     except SyntaxError:
         return False
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
-        return False
-    node = tree.body[0]
-    return (len(node.targets) == 1 and not isinstance(node.value, ast.Tuple)
-            and isinstance(node.targets[0], ast.Subscript)
-            and isinstance(node.targets[0].slice, ast.Constant))
+    return (len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1
+            and not isinstance(body[0].value, ast.Tuple))
 
 
 def full_source(text: str, names: Mapping[str, Any]) -> str:
