@@ -35,7 +35,7 @@ def header(names: Mapping[str, Any]) -> str:
 
 NATIVE_CIMPORTS = """\
 from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING
-from cython.cimports.cpython.object import PyObject
+from cython.cimports.cpython.object import PyObject, PyObject_IsTrue
 from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
 from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
 
@@ -54,13 +54,36 @@ def SPUT(s, i, v):
     Py_INCREF(v)
     items[i] = cython.cast(_OBJ_P, v)
     Py_XDECREF(old)
+
+
+# The integers 0 and 1 that validity slots and flags hold (CPython keeps
+# one object of each), compared by address before asking their type.
+_INT0 = cython.declare(object, 0)
+_INT1 = cython.declare(object, 1)
+
+
+@cython.cfunc
+@cython.inline
+@cython.exceptval(-1)
+@cython.returns(cython.int)
+@cython.locals(s=list, i=cython.Py_ssize_t, o=_OBJ_P)
+def STRUE(s, i):
+    o = PySequence_Fast_ITEMS(s)[i]
+    if o == cython.cast(_OBJ_P, _INT0):
+        return 0
+    if o == cython.cast(_OBJ_P, _INT1):
+        return 1
+    return PyObject_IsTrue(cython.cast(object, o))
 """
 """C functions the compiled branches of generated code call: the
-deparser's stores into its buffer, and ``SPUT(s, i, v)``, a store of ``v``
+deparser's stores into its buffer; ``SPUT(s, i, v)``, a store of ``v``
 into state slot ``i`` with no bounds check (``unchecked_stores`` says why
 that is safe), which the C compiler inlines where Cython's item assignment
-is a call with type and bounds checks (about 30 instructions a store).
-Python never sees them."""
+is a call with type and bounds checks (about 30 instructions a store); and
+``STRUE(s, i)``, the truth of slot ``i`` read the same way, with no new
+reference, and for the integers 0 and 1 without a call to
+``PyObject_IsTrue`` (a validity test: about a dozen a packet-hop in a
+deparser). Python never sees them."""
 
 
 _STORE = re.compile(r"^(\s*)s\[(\d+)\] = (.+)$")
@@ -94,8 +117,19 @@ def _one_store(line: str) -> bool:
             and not isinstance(body[0].value, ast.Tuple))
 
 
+_TEST = re.compile(r"^(\s*)(if|elif) s\[(\d+)\]:$")
+
+
+def unchecked_tests(text: str) -> str:
+    """``text`` with each ``if s[N]:`` (or ``elif``) that tests one fixed
+    slot of the packet state made ``if STRUE(s, N):``, safe for the reason
+    ``unchecked_stores`` gives."""
+    return "\n".join(_TEST.sub(r"\1\2 STRUE(s, \3):", line)
+                     for line in text.splitlines()) + "\n"
+
+
 def full_source(text: str, names: Mapping[str, Any]) -> str:
-    return header(names) + NATIVE_CIMPORTS + unchecked_stores(text)
+    return header(names) + NATIVE_CIMPORTS + unchecked_tests(unchecked_stores(text))
 
 
 def load(text: str, names: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ import ast
 import random
 import re
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from common import accel
 from common.accel_build import build, compiler
 from common.errors import IntbedError
 from dataplane.compiler.frontend.parser import parse_file
-from dataplane.compiler.native import unchecked_stores
+from dataplane.compiler.native import unchecked_stores, unchecked_tests
 from dataplane.compiler.pipeline import compile_program, native_job
 from dataplane.runtime.switch import EgressJob, Switch
 from tests.crc_reference import crc16_arc
@@ -123,31 +124,60 @@ def test_a_built_pipeline_matches_its_python_text(
     assert outputs > 200
 
 
+def _check_rewrite(rewrite: Callable[[str], str], is_target: Callable[[ast.AST], bool],
+                   after: Callable[[str], str], least: int, kept: list[str]) -> None:
+    """``rewrite`` on gpint.p4's generated text changes exactly as many lines
+    as Python's parse finds targets (more than ``least``), each into
+    ``after`` of itself, keeps the line count, and leaves ``kept`` alone."""
+    program = compile_program(parse_file(Path("p4src/gpint.p4")), Path("p4src/gpint.p4"))
+    text = program.python_source
+    old, new = text.splitlines(), rewrite(text).splitlines()
+    assert len(old) == len(new)
+    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+    assert len(changed) == sum(map(is_target, ast.walk(ast.parse(text)))) > least
+    for a, b in changed:
+        indent = a[:len(a) - len(a.lstrip())]
+        assert b == indent + after(a.strip())
+    assert rewrite("\n".join(kept)).splitlines() == kept
+
+
+def _fixed_slot(node: ast.AST) -> bool:
+    """``s[<int>]``."""
+    return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+            and node.value.id == "s" and isinstance(node.slice, ast.Constant))
+
+
 def test_unchecked_stores_rewrites_exactly_the_single_stores_into_fixed_slots() -> None:
     """The native build's text turns ``s[N] = value`` into SPUT and leaves
     every other statement as it was: checked against Python's own parse of
     a shipped program's generated text (each rewritten line was one
     assignment of one value to ``s[<int>]``, and their number is the number
     of such assignments), and on lines that must stay."""
-    program = compile_program(parse_file(Path("p4src/gpint.p4")), Path("p4src/gpint.p4"))
-    text = program.python_source
-    out = unchecked_stores(text)
-    old, new = text.splitlines(), out.splitlines()
-    assert len(old) == len(new)
-    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
-    stores = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Assign)
-              and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript)
-              and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "s"
-              and isinstance(n.targets[0].slice, ast.Constant)
-              and not isinstance(n.value, ast.Tuple)]
-    assert len(changed) == len(stores) > 100
-    for a, b in changed:
-        indent = a[:len(a) - len(a.lstrip())]
-        slot, value = re.fullmatch(r"s\[(\d+)\] = (.+)", a.strip()).groups()
-        assert b == f"{indent}SPUT(s, {slot}, {value})"
-    kept = ["    s[3] = s[4] = 0", "    s[3] = 1, 2", "    s[k] = 1", "    s[1:3] = t",
-            "    s[3] += 1", "    t[3] = 1", "    _a, s[3] = f(b)", "    s[3] = (1 +"]
-    assert unchecked_stores("\n".join(kept)).splitlines() == kept
+    def after(line: str) -> str:
+        slot, value = re.fullmatch(r"s\[(\d+)\] = (.+)", line).groups()
+        return f"SPUT(s, {slot}, {value})"
+
+    _check_rewrite(
+        unchecked_stores,
+        lambda n: (isinstance(n, ast.Assign) and len(n.targets) == 1
+                   and _fixed_slot(n.targets[0]) and not isinstance(n.value, ast.Tuple)),
+        after, 100,
+        ["    s[3] = s[4] = 0", "    s[3] = 1, 2", "    s[k] = 1", "    s[1:3] = t",
+         "    s[3] += 1", "    t[3] = 1", "    _a, s[3] = f(b)", "    s[3] = (1 +"])
+
+
+def test_unchecked_tests_rewrites_exactly_the_tests_of_one_fixed_slot() -> None:
+    """``if s[N]:`` and ``elif s[N]:`` become STRUE: as many rewritten lines
+    as ``if`` statements whose whole test is ``s[<int>]``, and conditions
+    of any other shape stay."""
+    def after(line: str) -> str:
+        word, slot = re.fullmatch(r"(if|elif) s\[(\d+)\]:", line).groups()
+        return f"{word} STRUE(s, {slot}):"
+
+    _check_rewrite(
+        unchecked_tests, lambda n: isinstance(n, ast.If) and _fixed_slot(n.test), after, 10,
+        ["    if s[3] and x:", "    if not s[3]:", "    if s[k]:", "    if t[3]:",
+         "    while s[3]:", "    if s[3]: return", "    x = s[3] if s[4] else 0"])
 
 
 SMALL = v1model(

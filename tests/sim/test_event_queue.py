@@ -108,3 +108,32 @@ def test_stop_and_clamping_keep_the_order() -> None:
     for _ in range(200):
         sim.after_ns(rng.randrange(100), lambda: None)
     assert sim.run(until_ns=10) + sim.run() == 200 and sim.pending() == 0
+
+
+def test_a_run_events_callback_and_arguments_are_freed_and_waiting_ones_kept() -> None:
+    """The compiled queue stores callbacks and arguments into its lists'
+    item pointers itself: each reference taken is given back once the
+    event has run, and a waiting event's are held until it runs."""
+    import gc
+    import weakref
+
+    from dataplane.targets.sim.events import Simulator
+
+    class Payload:
+        pass
+
+    sim = Simulator()
+    ran: list[int] = []
+    refs = []
+    for i in range(300):   # past the first capacity: the lists grow
+        payload = Payload()
+        refs.append(weakref.ref(payload))
+        sim.at_ns(i, lambda p, i=i: ran.append(i), payload)
+    del payload
+    gc.collect()
+    assert all(r() is not None for r in refs)   # waiting: held by the queue
+    sim.run(until_ns=149)
+    assert ran == list(range(150))
+    assert [r() is None for r in refs] == [True] * 150 + [False] * 150
+    sim.run()
+    assert all(r() is None for r in refs) and sim.pending() == 0

@@ -3,6 +3,20 @@
 # machine words (times, sequence numbers, and the slots of two lists where
 # the callbacks and their arguments wait). Python ignores this file and
 # runs the heapq branch.
+cimport cython
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.sequence cimport PySequence_Fast_ITEMS
+
+ctypedef PyObject* _object_p
+ctypedef PyObject** _items_p
+
+# A store into a slot of the callback and argument lists over the
+# list's item pointers (the slot numbers come from the free list, always
+# in range).
+@cython.locals(items=_items_p, old=_object_p)
+cdef void _store(list values, Py_ssize_t i, object v) noexcept
+
 cdef class Simulator:
     # The clock and counters in machine words: an event's time is stored,
     # not boxed, and hot paths read the clock as a struct load.

@@ -100,8 +100,8 @@ class Simulator:
             self._grow()
         self._nfree -= 1
         slot = self._free[self._nfree]
-        self._fns[slot] = fn
-        self._args[slot] = args
+        _store(self._fns, slot, fn)
+        _store(self._args, slot, args)
         order = self._next
         self._next += 1
         pos = self._n
@@ -147,8 +147,8 @@ class Simulator:
         """Remove the earliest event and free its slot (compiled path; the
         caller has read its callback and arguments)."""
         head = self._slot[0]
-        self._fns[head] = None
-        self._args[head] = None
+        _store(self._fns, head, None)
+        _store(self._args, head, None)
         self._free[self._nfree] = head
         self._nfree += 1
         n = self._n - 1
@@ -241,3 +241,18 @@ class Simulator:
             self.now_ns = max(self.now_ns, until_ns)
         self.events_run += count
         return count
+
+
+def _store(values, i, v):  # noqa: ANN001, ANN202 (typed in events.pxd)
+    """``values[i] = v`` for the compiled queue: the list's item pointer
+    swapped in place (the C compiler inlines it), where Cython's item
+    assignment is an out-of-line call with its type checks, about 30
+    instructions, four an event."""
+    if cython.compiled:
+        items = PySequence_Fast_ITEMS(values)  # noqa: F821 (cimported in events.pxd)
+        old = items[i]
+        Py_INCREF(v)  # noqa: F821
+        items[i] = cython.cast(_object_p, v)  # noqa: F821
+        Py_XDECREF(old)  # noqa: F821
+    else:
+        values[i] = v
