@@ -482,6 +482,8 @@ class Switch:
             if len(free) < FREE_STATES:
                 free.append(s)
 
+        @cython.boundscheck(False)
+        @cython.wraparound(False)
         @cython.locals(s=list, frame=bytes, cur=cython.Py_ssize_t)
         def ingress_hop(port: int, data: bytes, instance_type: int,
                         preserved: tuple[list[Any], int] | None, ts: int | None
@@ -497,11 +499,18 @@ class Switch:
                 data = bytes(data)
             length = len(data)
             s = free.pop() if free else template.copy()
-            s[i_port] = port
-            s[i_len] = length
-            s[i_type] = instance_type
-            if i_its >= 0:
-                s[i_its] = now() if ts is None else ts
+            if cython.compiled:  # _put: a store over the list's item pointers
+                _put(s, i_port, port)  # noqa: F821 (declared in switch.pxd)
+                _put(s, i_len, length)  # noqa: F821
+                _put(s, i_type, instance_type)  # noqa: F821
+                if i_its >= 0:
+                    _put(s, i_its, now() if ts is None else ts)  # noqa: F821
+            else:
+                s[i_port] = port
+                s[i_len] = length
+                s[i_type] = instance_type
+                if i_its >= 0:
+                    s[i_its] = now() if ts is None else ts
             if preserved is not None:
                 preserve(s, preserved[0], preserved[1])
             try:
@@ -512,7 +521,10 @@ class Switch:
             frame = data
             cur = s[k_cur]
             payload = frame[cur:]  # compiled: a C slice of a bytes object
-            s[k_payload] = payload
+            if cython.compiled:
+                _put(s, k_payload, payload)  # noqa: F821
+            else:
+                s[k_payload] = payload
             try:
                 if verify is not None:
                     verify(s)
@@ -542,7 +554,10 @@ class Switch:
                 if mark >= 0:
                     recycle(s)
                 return None if jobs is None else (jobs, ())
-            s[i_type] = NORMAL
+            if cython.compiled:
+                _put(s, i_type, NORMAL)  # noqa: F821
+            else:
+                s[i_type] = NORMAL
             job = EgressJob(egress_spec, s, payload, length)
             if jobs is None:
                 return job  # most packets: one job, nothing else
@@ -559,6 +574,8 @@ class Switch:
                 return [r], ()
             return r
 
+        @cython.boundscheck(False)
+        @cython.wraparound(False)
         @cython.locals(s=list, job=EgressJob, stored=cython.Py_ssize_t)
         def egress_hop(job: EgressJob, enq_timestamp: int, enq_qdepth: int,
                        deq_timedelta: int, deq_qdepth: int, ts: int | None) -> bytes | tuple[
@@ -572,18 +589,32 @@ class Switch:
             if len(s) != n_slots:  # compiled code stores into its slots unchecked
                 raise ValueError(f"an egress job's state has {len(s)} slots; this switch's "
                                  f"program has {n_slots}")
-            s[i_eport] = job.port
-            s[i_spec] = 0
-            s[i_len] = job.length
-            if i_ets >= 0:
-                s[i_ets] = now() if ts is None else ts
-            if q_enq_ts >= 0:
-                s[q_enq_ts] = enq_timestamp
-                s[q_enq_depth] = enq_qdepth
-                s[q_deq_delta] = deq_timedelta
-                s[q_deq_depth] = deq_qdepth
-            s[k_clone] = 0
-            s[k_recirc] = 0
+            if cython.compiled:  # as in ingress_hop
+                _put(s, i_eport, job.port)  # noqa: F821
+                _put(s, i_spec, 0)  # noqa: F821
+                _put(s, i_len, job.length)  # noqa: F821
+                if i_ets >= 0:
+                    _put(s, i_ets, now() if ts is None else ts)  # noqa: F821
+                if q_enq_ts >= 0:
+                    _put(s, q_enq_ts, enq_timestamp)  # noqa: F821
+                    _put(s, q_enq_depth, enq_qdepth)  # noqa: F821
+                    _put(s, q_deq_delta, deq_timedelta)  # noqa: F821
+                    _put(s, q_deq_depth, deq_qdepth)  # noqa: F821
+                _put(s, k_clone, 0)  # noqa: F821
+                _put(s, k_recirc, 0)  # noqa: F821
+            else:
+                s[i_eport] = job.port
+                s[i_spec] = 0
+                s[i_len] = job.length
+                if i_ets >= 0:
+                    s[i_ets] = now() if ts is None else ts
+                if q_enq_ts >= 0:
+                    s[q_enq_ts] = enq_timestamp
+                    s[q_enq_depth] = enq_qdepth
+                    s[q_deq_delta] = deq_timedelta
+                    s[q_deq_depth] = deq_qdepth
+                s[k_clone] = 0
+                s[k_recirc] = 0
             if egress_c is not None:
                 try:
                     egress_c(s)
@@ -610,14 +641,20 @@ class Switch:
                 if mark >= 0:
                     recycle(s)
                 return (), clones, ()
-            s[k_payload] = job.payload
+            if cython.compiled:
+                _put(s, k_payload, job.payload)  # noqa: F821
+            else:
+                s[k_payload] = job.payload
             if compute is not None:
                 try:
                     compute(s)
                 except ExitPipeline:
                     pass
             out.clear()
-            s[k_cur] = 0  # the deparser's count of bytes in its buffer
+            if cython.compiled:  # the deparser's count of bytes in its buffer
+                _put(s, k_cur, 0)  # noqa: F821
+            else:
+                s[k_cur] = 0
             deparser(s)
             stored = s[k_cur]
             if stored and not out:  # compiled, the common case
