@@ -128,8 +128,15 @@ def unchecked_tests(text: str) -> str:
                      for line in text.splitlines()) + "\n"
 
 
+# Generated functions call each other with their arguments in place: a
+# function of one argument then takes it as METH_O, with no check for
+# keywords on every call.
+_DIRECTIVES = "# cython: always_allow_keywords=False\n"
+
+
 def full_source(text: str, names: Mapping[str, Any]) -> str:
-    return header(names) + NATIVE_CIMPORTS + unchecked_tests(unchecked_stores(text))
+    return (_DIRECTIVES + header(names) + NATIVE_CIMPORTS
+            + unchecked_tests(unchecked_stores(text)))
 
 
 def load(text: str, names: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -133,7 +133,9 @@ def test_the_stores_over_item_pointers_keep_no_reference(
     the number of live objects where a few hundred left it (one reference
     kept a packet-hop would keep thousands of payloads, ports or
     timestamps alive)."""
-    _, sw = _built_and_python(tmp_path, monkeypatch, PROGRAM)
+    # A program of its own: a process keeps the pipelines it has loaded,
+    # and the helper wants one that has no build yet.
+    _, sw = _built_and_python(tmp_path, monkeypatch, PROGRAM.replace("13w8000", "13w7000"))
     sw.table_add("I.t", {"hdr.a.x": 1}, "I.fwd", [3])
     rng = random.Random(3)
     frames = [bytes(rng.randrange(256) for _ in range(30)) for _ in range(64)]
