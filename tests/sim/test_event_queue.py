@@ -1,5 +1,6 @@
 """The event loop's order against a reference model: events run by time,
-ties in the order they were scheduled, whatever the queue's layout.
+ties in the order they were scheduled, whatever the queue's layout and
+whether an event is a callable or a target's (``push_to``).
 
 The compiled Simulator keeps its own heap over arrays (``events.pxd``),
 Python's is ``heapq`` over tuples; the same script runs in this process
@@ -22,7 +23,17 @@ from common.paths import child_env
 _SCRIPT = """
 import json, random
 from common import accel
-from dataplane.targets.sim.events import Simulator
+from dataplane.targets.sim.events import Simulator, Target
+
+class Relay(Target):
+    # A Python target: the compiled loop finds this fire in place of its
+    # base's, as it does a sim switch's in C.
+    def __init__(self, fn):
+        self.fn = fn
+
+    def fire(self, kind, arg):
+        assert kind == 7
+        self.fn(*arg)
 
 def trace(seed):
     rng = random.Random(seed)
@@ -39,10 +50,15 @@ def trace(seed):
             delay = rng.choice((0, 0, 5, 5, rng.randrange(1, 10**6), 10**9 + rng.randrange(9)))
             schedule(sim.now_ns + delay, f"{label}.{k}", depth + 1)
 
+    relay = Relay(event)
+
     def schedule(when, label, depth):
         expected.append((when, order[0], label))
         order[0] += 1
-        sim.at_ns(when, event, label, depth)
+        if rng.random() < 0.5:  # a target event, in turn with the others
+            sim.push_to(when, relay, 7, (label, depth))
+        else:
+            sim.at_ns(when, event, label, depth)
 
     for i in range(400):   # far more than the first capacity: the heap grows
         schedule(rng.choice((0, 7, 7, rng.randrange(10**7))), str(i), 0)

@@ -17,6 +17,11 @@ ctypedef PyObject** _items_p
 @cython.locals(items=_items_p, old=_object_p)
 cdef void _store(list values, Py_ssize_t i, object v) noexcept
 
+# An event's target: the loop calls fire in C (cpdef: a Python subclass's
+# fire is found and called instead).
+cdef class Target:
+    cpdef void fire(self, long long kind, object arg) except *
+
 cdef class Simulator:
     # The clock and counters in machine words: an event's time is stored,
     # not boxed, and hot paths read the clock as a struct load.
@@ -25,9 +30,12 @@ cdef class Simulator:
     cdef object _heap, _seq
     cdef long long[:] _when, _order, _slot, _free
     cdef list _fns, _args
+    cdef long long[:] _kinds
     cdef Py_ssize_t _n, _nfree
     cdef long long _next
     cpdef push(self, long long when_ns, fn, args)
+    cpdef push_to(self, long long when_ns, Target target, long long kind, arg)
+    cdef void _schedule(self, long long when_ns, fn, args, long long kind)
     cdef void _grow(self)
     cdef void _pop_head(self)
     cdef inline void _move(self, Py_ssize_t src, Py_ssize_t dst)

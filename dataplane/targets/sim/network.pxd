@@ -13,26 +13,31 @@
 cimport cython
 
 from dataplane.runtime.switch cimport EgressJob
-from dataplane.targets.sim.events cimport Simulator
+from dataplane.targets.sim.events cimport Simulator, Target
 
 cdef class SimSwitch
+cdef class SimHost
+
+# A machine word, so a switch's fire compares its kind with it in C.
+cdef long long SERVE_INPUT
 
 cdef class Wire:
     cdef public Simulator sim
     cdef public object dst, dst_port, loss, rng, bits_ns, _deliver
+    cdef Target _target
     cdef public long long delay_ns, bandwidth_bps, sent, lost
     cpdef serialization_ns(self, nbytes)
     @cython.locals(sim=Simulator)
     cpdef transmit(self, packet, long long ser_ns)
 
-cdef class EgressPort:
+cdef class EgressPort(Target):
     cdef public Simulator sim
     cdef public object switch, port, queue, wire, taps
     cdef public Py_ssize_t depth
     cdef public long long gap_ns, free_at, drops, tx_packets, tx_bytes, max_depth
     cdef public bint busy
-    cdef object _on_free
     cpdef enqueue(self, EgressJob job)
+    cpdef void fire(self, long long kind, object arg) except *
     cpdef _dequeue(self)
     # Times in machine words: nanoseconds since the run began fit 64 bits
     # for 292 years, and // on them keeps Python's floor semantics.
@@ -43,11 +48,11 @@ cdef class EgressPort:
     @cython.locals(wire=Wire, ser=cython.longlong)
     cpdef long long _emit(self, bytes packet, long long now) except? -1
 
-cdef class HostNic:
+cdef class HostNic(Target):
     cdef public Simulator sim
     cdef public object wire, queue
     cdef public bint busy
-    cdef object _on_sent
+    cpdef void fire(self, long long kind, object arg) except *
     cpdef send(self, packet)
     @cython.locals(wire=Wire, sim=Simulator)
     cpdef _next(self)
@@ -68,10 +73,10 @@ cdef class SimSwitch:
     cdef public long long unconnected_drops
     cdef public Py_ssize_t input_depth
     cdef public bint input_busy
-    cdef object _on_input
     cdef list _by_port
     cdef public object _bound_engine, _engine_ingress, _engine_egress
     cdef public object _ingress_hop, _egress_hop
+    cdef public Target _events
     cpdef _bind_engine(self)
     cpdef receive(self, port, packet)
     @cython.locals(sim=Simulator)
@@ -91,4 +96,15 @@ cdef class SimHost:
     cdef public Simulator sim
     cdef public object name, mac, ip, nic, handlers
     cdef public long long rx_packets, tx_packets
+    cdef public Target _events
     cpdef receive(self, port, packet)
+
+# The switches' and hosts' events: the event loop calls fire in C, and fire
+# calls the final switch or host in C.
+cdef class _SwitchEvents(Target):
+    cdef SimSwitch switch
+    cpdef void fire(self, long long kind, object arg) except *
+
+cdef class _HostEvents(Target):
+    cdef SimHost host
+    cpdef void fire(self, long long kind, object arg) except *

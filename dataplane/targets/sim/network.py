@@ -18,7 +18,7 @@ from typing import Any
 
 from common.errors import InvalidValueError
 from dataplane.runtime.switch import EgressJob, Switch
-from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator
+from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator, Target
 
 PORT_LIST_MAX = 4096
 """Ports below this number are also kept in a list indexed by port
@@ -32,12 +32,16 @@ timeout once per pass) cheap to simulate, and times such waits to 0.1 ms."""
 
 Tap = Callable[[int, str, int, bytes], None]  # (time_ns, node, port, packet)
 
+SERVE_INPUT = 1 << 40
+"""A switch's event kind for serving its input queue (``Target.fire``); a
+kind below it is a packet's arrival on that port."""
+
 
 class Wire:
     """One direction of a link: delay, Bernoulli loss, and the far end."""
 
     __slots__ = ("sim", "dst", "dst_port", "delay_ns", "loss", "rng", "bits_ns", "sent", "lost",
-                 "bandwidth_bps", "_deliver")
+                 "bandwidth_bps", "_deliver", "_target")
 
     def __init__(self, sim: Simulator, dst: Any, dst_port: int, *, bandwidth_bps: int,
                  delay_ns: int, loss: float, rng: random.Random) -> None:
@@ -53,6 +57,10 @@ class Wire:
         self.sent = 0
         self.lost = 0
         self._deliver = dst.receive
+        # A sim switch or host takes the arrival as a target event (its
+        # port the kind); anything else with a ``receive`` as a call.
+        self._target = (dst._events if isinstance(dst, (SimSwitch, SimHost))
+                        and 0 <= dst_port < SERVE_INPUT else None)
 
     def serialization_ns(self, nbytes: int) -> int:
         return nbytes * 8 * NS_PER_S // self.bandwidth_bps
@@ -65,14 +73,18 @@ class Wire:
             self.lost += 1
             return
         sim = self.sim
-        sim.push(sim.now_ns + ser_ns + self.delay_ns, self._deliver, (self.dst_port, packet))
+        if self._target is not None:
+            sim.push_to(sim.now_ns + ser_ns + self.delay_ns, self._target, self.dst_port, packet)
+        else:
+            sim.push(sim.now_ns + ser_ns + self.delay_ns, self._deliver, (self.dst_port, packet))
 
 
-class EgressPort:
-    """A switch port's egress FIFO and transmitter."""
+class EgressPort(Target):
+    """A switch port's egress FIFO and transmitter; its one event (a target
+    event) is the head of the line's turn."""
 
     __slots__ = ("sim", "switch", "port", "queue", "depth", "gap_ns", "wire", "busy", "free_at",
-                 "drops", "tx_packets", "tx_bytes", "max_depth", "taps", "_on_free")
+                 "drops", "tx_packets", "tx_bytes", "max_depth", "taps")
 
     def __init__(self, sim: Simulator, switch: SimSwitch, port: int, wire: Wire | None, *,
                  depth: int = 64, rate_pps: float | None = None) -> None:
@@ -93,9 +105,6 @@ class EgressPort:
         # Who sees what this port transmits: the switch's data-port taps (one
         # list shared by its ports) unless the owner gives the port its own.
         self.taps: list[Tap] = switch.taps
-        # The bound method an event calls when the port frees up, made once
-        # (an attribute read of a method makes a new bound object each time).
-        self._on_free = self._dequeue
 
     def set_rate(self, rate_pps: float | None) -> None:
         """BMv2 ``set_queue_rate``: at most ``rate_pps`` dequeues per second
@@ -121,7 +130,10 @@ class EgressPort:
             self._serve(job, now, 0)
         else:
             q.append((job, now, depth))
-            self.sim.push(self.free_at, self._on_free, ())
+            self.sim.push_to(self.free_at, self, 0, None)
+
+    def fire(self, kind: int, arg: Any) -> None:
+        self._dequeue()
 
     def _dequeue(self) -> None:
         job, enq_ns, enq_depth = self.queue.popleft()
@@ -162,7 +174,7 @@ class EgressPort:
                 sw.recirculate(item)
         self.free_at = now + gap
         if self.queue:
-            sim.push(self.free_at, self._on_free, ())
+            sim.push_to(self.free_at, self, 0, None)
         else:
             self.busy = False
 
@@ -185,7 +197,9 @@ class EgressPort:
 
 
 class SimSwitch:
-    """An engine Switch attached to ports and wires."""
+    """An engine Switch attached to ports and wires. Its events (``_events``,
+    a target): a packet's arrival (the kind its port) and serving the
+    input queue (``SERVE_INPUT``)."""
 
     def __init__(self, sim: Simulator, name: str, engine: Switch, *,
                  processing_rate_pps: float | None = None, input_depth: int = 1024,
@@ -215,8 +229,7 @@ class SimSwitch:
         # port): ``(port, packet)``; the default drops them.
         self.unconnected: Callable[[int, bytes], None] | None = None
         self.unconnected_drops = 0
-        # Bound once: the processing-limited input's service event.
-        self._on_input = self._serve_input
+        self._events = _SwitchEvents(self)
         # The engine's ingress and egress, held here so that a packet-hop
         # does not look them up on the engine (whose attributes a hundred
         # switches keep cold); read again when the engine replaces one, or
@@ -274,7 +287,7 @@ class SimSwitch:
         if not self.input_busy:
             self.input_busy = True
             sim = self.sim
-            sim.push(sim.now_ns + self.proc_gap_ns, self._on_input, ())
+            sim.push_to(sim.now_ns + self.proc_gap_ns, self._events, SERVE_INPUT, None)
 
     def recirculate(self, item: tuple[Any, ...]) -> None:
         """BMv2 hands a recirculated packet back to its ingress buffer: here it
@@ -300,7 +313,7 @@ class SimSwitch:
             self.ingress(*item)
         if self.input:
             sim = self.sim
-            sim.push(sim.now_ns + self.proc_gap_ns, self._on_input, ())
+            sim.push_to(sim.now_ns + self.proc_gap_ns, self._events, SERVE_INPUT, None)
         else:
             self.input_busy = False
 
@@ -349,17 +362,20 @@ class SimSwitch:
             self.recirculate(r)
 
 
-class HostNic:
-    """A host's transmit FIFO (unbounded) at line rate."""
+class HostNic(Target):
+    """A host's transmit FIFO (unbounded) at line rate; its one event is the
+    end of a packet's serialization."""
 
-    __slots__ = ("sim", "wire", "queue", "busy", "_on_sent")
+    __slots__ = ("sim", "wire", "queue", "busy")
 
     def __init__(self, sim: Simulator, wire: Wire) -> None:
         self.sim = sim
         self.wire = wire
         self.queue: deque[bytes] = deque()
         self.busy = False
-        self._on_sent = self._next  # bound once, as EgressPort._on_free
+
+    def fire(self, kind: int, arg: Any) -> None:
+        self._next()
 
     def send(self, packet: bytes) -> None:
         self.queue.append(packet)
@@ -376,14 +392,15 @@ class HostNic:
         ser = wire.serialization_ns(len(packet))
         wire.transmit(packet, ser)
         sim = self.sim
-        sim.push(sim.now_ns + ser, self._on_sent, ())
+        sim.push_to(sim.now_ns + ser, self, 0, None)
 
 
 Handler = Callable[["SimHost", bytes, int], None]  # (host, packet, time_ns)
 
 
 class SimHost:
-    """An end host: sends bytes, records or answers what it receives."""
+    """An end host: sends bytes, records or answers what it receives (its
+    event, ``_events``: a packet's arrival, the kind its port)."""
 
     def __init__(self, sim: Simulator, name: str, mac: str, ip: str) -> None:
         self.sim = sim
@@ -394,6 +411,7 @@ class SimHost:
         self.handlers: list[Handler] = []
         self.rx_packets = 0
         self.tx_packets = 0
+        self._events = _HostEvents(self)
 
     def send(self, packet: bytes) -> None:
         if self.nic is None:
@@ -406,3 +424,30 @@ class SimHost:
         now = self.sim.now_ns
         for handler in self.handlers:
             handler(self, packet, now)
+
+
+# SimSwitch and SimHost are final (network.pxd), and a final extension type
+# cannot override a method of its base: their events go to a small target
+# each, which calls them in C.
+
+class _SwitchEvents(Target):
+    __slots__ = ("switch",)
+
+    def __init__(self, switch: SimSwitch) -> None:
+        self.switch = switch
+
+    def fire(self, kind: int, arg: Any) -> None:
+        if kind == SERVE_INPUT:
+            self.switch._serve_input()
+        else:
+            self.switch.receive(kind, arg)
+
+
+class _HostEvents(Target):
+    __slots__ = ("host",)
+
+    def __init__(self, host: SimHost) -> None:
+        self.host = host
+
+    def fire(self, kind: int, arg: Any) -> None:
+        self.host.receive(kind, arg)
