@@ -16,6 +16,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 import sysconfig
 from pathlib import Path
@@ -65,12 +66,35 @@ def accel_dir() -> Path:
     return cache / "intbed" / "accel" / tag
 
 
+_CIMPORT = re.compile(rb"^\s*(?:from\s+([\w.]+)\s+cimport|cimport\s+([\w.]+))", re.MULTILINE)
+
+
 def module_source(py_file: Path) -> bytes:
-    """What a module's build is made from: its source, and the ``.pxd``
-    beside it if there is one (Cython's declarations for its classes)."""
+    """What a module's build is made from: its source, the ``.pxd`` beside
+    it if there is one (Cython's declarations for its classes), and the
+    project's ``.pxd`` files those declarations cimport, to any depth: an
+    extension compiled against another's declarations (the sim's network
+    against the simulator's layout) must be built again when they change."""
     source = py_file.read_bytes()
     pxd = py_file.with_suffix(".pxd")
-    return source + b"\0pxd\0" + pxd.read_bytes() if pxd.is_file() else source
+    if not pxd.is_file():
+        return source
+    parts = [source]
+    seen: set[Path] = set()
+    todo = [pxd]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        text = path.read_bytes()
+        parts.append(b"\0pxd\0" + text)
+        for m in _CIMPORT.finditer(text):
+            name = (m.group(1) or m.group(2)).decode()
+            dep = PACKAGE_ROOT.joinpath(*name.split(".")).with_suffix(".pxd")
+            if dep.is_file():
+                todo.append(dep)
+    return b"".join(parts)
 
 
 def _digest(*parts: bytes) -> str:

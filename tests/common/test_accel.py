@@ -15,7 +15,7 @@ import pytest
 from common import accel
 from common.accel_build import Job, build, compiler, module_job
 from common.errors import IntbedError
-from common.paths import child_env
+from common.paths import PACKAGE_ROOT, child_env
 
 MODULE = "accpkg.hot"
 SOURCE = textwrap.dedent("""
@@ -175,8 +175,9 @@ def test_the_sim_modules_build_from_their_source_and_declarations() -> None:
     for name in sim:
         job = module_job(name)
         assert job.pxd is not None and "cdef class" in job.pxd
-        assert job.out == accel.artifact_path(name, job.source.encode() + b"\0pxd\0"
-                                              + job.pxd.encode())
+        key = accel.module_source(PACKAGE_ROOT.joinpath(*name.split(".")).with_suffix(".py"))
+        assert key.startswith(job.source.encode() + b"\0pxd\0" + job.pxd.encode())
+        assert job.out == accel.artifact_path(name, key)
     # A hot module without declarations of its own builds from its source
     # alone (whichever one has none today).
     root = Path(accel.__file__).resolve().parents[1]
@@ -186,3 +187,18 @@ def test_the_sim_modules_build_from_their_source_and_declarations() -> None:
     for name in plain:
         assert module_job(name).pxd is None
         assert module_job(name).out == accel.artifact_path(name, module_job(name).source.encode())
+
+
+def test_a_modules_key_covers_the_declarations_it_cimports() -> None:
+    """The sim's network is compiled against the simulator's and the
+    engine's declarations: a change to either must change its key (a stale
+    build fails to load: the layout it was made for is gone)."""
+    sim = PACKAGE_ROOT / "dataplane" / "targets" / "sim"
+    source = accel.module_source(sim / "network.py")
+    for pxd in (sim / "network.pxd", sim / "events.pxd",
+                PACKAGE_ROOT / "dataplane" / "runtime" / "switch.pxd"):
+        assert pxd.read_bytes() in source, pxd
+    # The simulator's own declarations cimport nothing of the project's.
+    events = accel.module_source(sim / "events.py")
+    own = (sim / "events.py").read_bytes() + b"\0pxd\0" + (sim / "events.pxd").read_bytes()
+    assert events == own
