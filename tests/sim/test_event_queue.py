@@ -153,3 +153,14 @@ def test_a_run_events_callback_and_arguments_are_freed_and_waiting_ones_kept() -
     assert [r() is None for r in refs] == [True] * 150 + [False] * 150
     sim.run()
     assert all(r() is None for r in refs) and sim.pending() == 0
+
+
+def test_the_compiled_heaps_packing_constants() -> None:
+    from dataplane.targets.sim import events
+
+    # Python sees them only when the module runs as Python; the compiled
+    # module's machine words are checked by the runs above.
+    if accel.loaded().get("dataplane.targets.sim.events") == "compiled":
+        pytest.skip("compiled: the constants are machine words, not module attributes")
+    assert events._SLOT_MASK == (1 << events._SLOT_BITS) - 1
+    assert events._ORDER_LIMIT == 1 << (63 - events._SLOT_BITS)

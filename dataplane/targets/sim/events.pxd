@@ -1,8 +1,8 @@
 # Cython's view of events.py on the compiled fast path (common.accel): the
-# Simulator as an extension type whose event queue is a heap over arrays of
-# machine words (times, sequence numbers, and the slots of two lists where
-# the callbacks and their arguments wait). Python ignores this file and
-# runs the heapq branch.
+# Simulator as an extension type whose event queue is a four-ary heap over
+# one array of machine-word pairs (a time; a sequence number above the slot
+# of two lists where the callbacks and their arguments wait), C-contiguous.
+# Python ignores this file and runs the heapq branch.
 cimport cython
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
@@ -17,6 +17,9 @@ ctypedef PyObject** _items_p
 @cython.locals(items=_items_p, old=_object_p)
 cdef void _store(list values, Py_ssize_t i, object v) noexcept
 
+# The heap's packing of a sequence number above a slot, in machine words.
+cdef long long _SLOT_BITS, _SLOT_MASK, _ORDER_LIMIT
+
 # An event's target: the loop calls fire in C (cpdef: a Python subclass's
 # fire is found and called instead).
 cdef class Target:
@@ -28,9 +31,8 @@ cdef class Simulator:
     cdef public long long now_ns, events_run
     cdef public bint _stopped
     cdef object _heap, _seq
-    cdef long long[:] _when, _order, _slot, _free
+    cdef long long[::1] _keys, _free, _kinds
     cdef list _fns, _args
-    cdef long long[:] _kinds
     cdef Py_ssize_t _n, _nfree
     cdef long long _next
     cpdef push(self, long long when_ns, fn, args)
@@ -38,5 +40,3 @@ cdef class Simulator:
     cdef void _schedule(self, long long when_ns, fn, args, long long kind)
     cdef void _grow(self)
     cdef void _pop_head(self)
-    cdef inline void _move(self, Py_ssize_t src, Py_ssize_t dst)
-    cdef inline void _put(self, Py_ssize_t pos, long long when, long long order, long long slot)

@@ -6,13 +6,14 @@ timestamps and apps see microseconds and seconds derived from it.
 
 Events run in (time, sequence number) order. In Python the queue is
 ``heapq`` over ``(when_ns, seq, fn, args)`` tuples; on the compiled fast
-path (``common.accel``, ``events.pxd``) it is a binary heap over three
-arrays of machine words (time, sequence number, and the slot where the
-event's callback and arguments wait in two lists), so ordering costs
-integer compares instead of tuple compares and a sift moves machine words,
-never Python references (a pop moved about 15 entries at the GPINT scale).
-Both pop the same events in the same order: the keys are the same and
-unique.
+path (``common.accel``, ``events.pxd``) it is a four-ary heap over one
+array of machine-word pairs: the time, and the sequence number shifted
+above the slot where the event's callback and arguments wait in two lists.
+Ordering costs integer compares instead of tuple compares, a sift moves
+two machine words and never a Python reference, and an entry's four
+children share a cache line (with a binary heap over three arrays a pop
+touched three lines a level, some 15 levels at the GPINT scale). Both pop
+the same events in the same order: the keys are the same and unique.
 
 An event is a callable and its arguments (``push``), or a ``Target`` and
 a kind and one argument (``push_to``): compiled, the loop calls the
@@ -34,6 +35,13 @@ import cython
 NS_PER_US = 1_000
 NS_PER_S = 1_000_000_000
 _FIRST_CAPACITY = 64
+# The compiled heap packs an event's sequence number above its slot: at
+# most 2**26 (67 million) events pending at once, and 2**37 (137 billion)
+# scheduled in one run. Machine words when compiled (events.pxd).
+# (Literals: compiled, a shift of the C int 1 by 37 would overflow.)
+_SLOT_BITS = 26
+_SLOT_MASK = 0x3FF_FFFF  # 2**26 - 1
+_ORDER_LIMIT = 0x20_0000_0000  # 2**37
 
 
 class Target:
@@ -58,17 +66,16 @@ class Simulator:
     """
 
     __slots__ = ("now_ns", "events_run", "_stopped", "_heap", "_seq",
-                 "_when", "_order", "_slot", "_free", "_nfree", "_fns", "_args", "_kinds", "_n",
-                 "_next")
+                 "_keys", "_free", "_nfree", "_fns", "_args", "_kinds", "_n", "_next")
 
     def __init__(self) -> None:
         self.now_ns = 0
         self.events_run = 0
         self._stopped = False
         if cython.compiled:
-            self._when = array("q", bytes(8 * _FIRST_CAPACITY))
-            self._order = array("q", bytes(8 * _FIRST_CAPACITY))
-            self._slot = array("q", bytes(8 * _FIRST_CAPACITY))
+            # Heap entry i: _keys[2i] its time, _keys[2i + 1] its sequence
+            # number << _SLOT_BITS | its slot.
+            self._keys = array("q", bytes(16 * _FIRST_CAPACITY))
             # Slots not holding an event, taken from the end.
             self._free = array("q", range(_FIRST_CAPACITY - 1, -1, -1))
             self._nfree = _FIRST_CAPACITY
@@ -107,10 +114,6 @@ class Simulator:
     def after_ns(self, delay_ns: int, fn: Callable[..., Any], *args: Any) -> None:
         self.push(self.now_ns + delay_ns, fn, args)
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
-    @cython.locals(when=cython.longlong, pos=cython.Py_ssize_t, parent=cython.Py_ssize_t,
-                   order=cython.longlong, slot=cython.Py_ssize_t)
     def push(self, when_ns: int, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
         """Run ``fn(*args)`` at ``when_ns`` (not before ``now_ns``)."""
         if not cython.compiled:
@@ -129,11 +132,13 @@ class Simulator:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     @cython.locals(when=cython.longlong, pos=cython.Py_ssize_t, parent=cython.Py_ssize_t,
-                   order=cython.longlong, slot=cython.Py_ssize_t)
+                   order=cython.longlong, slot=cython.Py_ssize_t, keys=cython.p_longlong)
     def _schedule(self, when_ns: int, fn: Any, args: Any, kind: int) -> None:
         """The compiled queue's push: ``fn`` waits with ``args`` in a free
         slot, and the heap takes its time, order and slot."""
         when = when_ns
+        if self._next >= _ORDER_LIMIT:
+            raise OverflowError(f"more than {_ORDER_LIMIT:,} events in one run")
         if self._nfree == 0:
             self._grow()
         self._nfree -= 1
@@ -145,35 +150,34 @@ class Simulator:
         self._next += 1
         pos = self._n
         self._n += 1
+        keys = cython.address(self._keys[0])  # a pointer: no view to acquire
         # Sift the hole up; a later push never goes before an equal time.
         while pos > 0:
-            parent = (pos - 1) >> 1
-            if self._when[parent] <= when:
+            parent = (pos - 1) >> 2
+            if keys[2 * parent] <= when:
                 break
-            self._move(parent, pos)
+            keys[2 * pos] = keys[2 * parent]
+            keys[2 * pos + 1] = keys[2 * parent + 1]
             pos = parent
-        self._put(pos, when, order, slot)
+        keys[2 * pos] = when
+        keys[2 * pos + 1] = (order << _SLOT_BITS) | slot
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    @cython.locals(i=cython.Py_ssize_t, cap=cython.Py_ssize_t, old_when=cython.longlong[:],
-                   old_order=cython.longlong[:], old_slot=cython.longlong[:],
-                   old_kinds=cython.longlong[:])
+    @cython.locals(i=cython.Py_ssize_t, cap=cython.Py_ssize_t, old_keys=cython.longlong[::1],
+                   old_kinds=cython.longlong[::1])
     def _grow(self) -> None:
         """Double the capacity (called with every slot in use)."""
         cap = len(self._fns)
-        old_when = self._when
-        old_order = self._order
-        old_slot = self._slot
+        if 2 * cap > _SLOT_MASK + 1:
+            raise OverflowError(f"more than {_SLOT_MASK + 1:,} events pending at once")
+        old_keys = self._keys
         old_kinds = self._kinds
-        self._when = array("q", bytes(16 * cap))
-        self._order = array("q", bytes(16 * cap))
-        self._slot = array("q", bytes(16 * cap))
+        self._keys = array("q", bytes(32 * cap))
         self._kinds = array("q", bytes(16 * cap))
         for i in range(cap):
-            self._when[i] = old_when[i]
-            self._order[i] = old_order[i]
-            self._slot[i] = old_slot[i]
+            self._keys[2 * i] = old_keys[2 * i]
+            self._keys[2 * i + 1] = old_keys[2 * i + 1]
             self._kinds[i] = old_kinds[i]
         self._free = array("q", range(2 * cap - 1, cap - 1, -1)) + array("q", bytes(8 * cap))
         self._nfree = cap
@@ -183,13 +187,15 @@ class Simulator:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     @cython.locals(n=cython.Py_ssize_t, pos=cython.Py_ssize_t, child=cython.Py_ssize_t,
-                   right=cython.Py_ssize_t, when=cython.longlong, order=cython.longlong,
-                   cw=cython.longlong, rw=cython.longlong, slot=cython.Py_ssize_t,
-                   head=cython.Py_ssize_t)
+                   end=cython.Py_ssize_t, j=cython.Py_ssize_t, best=cython.Py_ssize_t,
+                   when=cython.longlong, key=cython.longlong, bw=cython.longlong,
+                   bk=cython.longlong, jw=cython.longlong, head=cython.Py_ssize_t,
+                   keys=cython.p_longlong)
     def _pop_head(self) -> None:
         """Remove the earliest event and free its slot (compiled path; the
         caller has read its callback and arguments)."""
-        head = self._slot[0]
+        keys = cython.address(self._keys[0])  # a pointer: no view to acquire
+        head = keys[1] & _SLOT_MASK
         _store(self._fns, head, None)
         _store(self._args, head, None)
         self._free[self._nfree] = head
@@ -198,40 +204,34 @@ class Simulator:
         self._n = n
         if n == 0:
             return
-        when = self._when[n]
-        order = self._order[n]
-        slot = self._slot[n]
+        # Sift the last entry down from the root: at each level it goes
+        # below the least of the (up to four) children, or stops.
+        when = keys[2 * n]
+        key = keys[2 * n + 1]
         pos = 0
         while True:
-            child = 2 * pos + 1
+            child = 4 * pos + 1
             if child >= n:
                 break
-            right = child + 1
-            if right < n:
-                cw = self._when[child]
-                rw = self._when[right]
-                if rw < cw or (rw == cw and self._order[right] < self._order[child]):
-                    child = right
-            cw = self._when[child]
-            if cw > when or (cw == when and self._order[child] > order):
+            end = child + 4
+            if end > n:
+                end = n
+            best = child
+            bw = keys[2 * child]
+            bk = keys[2 * child + 1]
+            for j in range(child + 1, end):
+                jw = keys[2 * j]
+                if jw < bw or (jw == bw and keys[2 * j + 1] < bk):
+                    best = j
+                    bw = jw
+                    bk = keys[2 * j + 1]
+            if bw > when or (bw == when and bk > key):
                 break
-            self._move(child, pos)
-            pos = child
-        self._put(pos, when, order, slot)
-
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
-    def _move(self, src: int, dst: int) -> None:
-        self._when[dst] = self._when[src]
-        self._order[dst] = self._order[src]
-        self._slot[dst] = self._slot[src]
-
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
-    def _put(self, pos: int, when: int, order: int, slot: int) -> None:
-        self._when[pos] = when
-        self._order[pos] = order
-        self._slot[pos] = slot
+            keys[2 * pos] = bw
+            keys[2 * pos + 1] = bk
+            pos = best
+        keys[2 * pos] = when
+        keys[2 * pos + 1] = key
 
     def stop(self) -> None:
         """Stop ``run`` after the current event."""
@@ -257,9 +257,9 @@ class Simulator:
         count = 0
         self._stopped = False
         if cython.compiled:
-            while self._n and self._when[0] <= limit and not self._stopped:
-                when = self._when[0]
-                head = self._slot[0]
+            while self._n and self._keys[0] <= limit and not self._stopped:
+                when = self._keys[0]
+                head = self._keys[1] & _SLOT_MASK
                 fn = self._fns[head]
                 args = self._args[head]
                 kind = self._kinds[head]
