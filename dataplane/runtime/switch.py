@@ -533,12 +533,14 @@ class Switch:
             except ExitPipeline:
                 pass
             jobs: list[EgressJob] | None = None
-            if s[k_clone]:
+            # The flag slots hold ints: compiled, "!= 0" is an inline test
+            # of the integer where a truth test calls PyObject_IsTrue.
+            if s[k_clone] != 0:
                 jobs = []
                 ingress_clone(s, port, data, jobs)
-            if s[k_resub]:
+            if s[k_resub] != 0:
                 return jobs or [], [(port, data, RESUBMITTED, (s, s[k_resub]))]
-            if i_mcast >= 0 and s[i_mcast]:
+            if i_mcast >= 0 and s[i_mcast] != 0:
                 if jobs is None:
                     jobs = []
                 s[i_type] = REPLICATION
@@ -621,7 +623,7 @@ class Switch:
                 except ExitPipeline:
                     pass
             clones: list[EgressJob] | tuple = ()
-            if s[k_clone]:
+            if s[k_clone] != 0:  # as in ingress_hop
                 mport = mirror.get(s[k_clone] - 1)
                 if mport is not None:
                     c = template.copy()
@@ -664,9 +666,9 @@ class Switch:
                     out.append(bytes(dbuf[:stored]))
                 out.append(job.payload)
                 packet = b"".join(out)
-            if s[k_trunc] and len(packet) >= s[k_trunc]:
+            if s[k_trunc] != 0 and len(packet) >= s[k_trunc]:
                 packet = packet[:s[k_trunc] - 1]
-            if s[k_recirc]:
+            if s[k_recirc] != 0:
                 return (), clones, [(job.port, packet, RECIRCULATED, (s, s[k_recirc]))]
             if mark >= 0:
                 recycle(s)
