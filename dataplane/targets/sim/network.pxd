@@ -38,7 +38,6 @@ cdef class EgressPort(Target):
     cdef public bint busy
     cpdef enqueue(self, EgressJob job)
     cpdef void fire(self, long long kind, object arg) except *
-    cpdef _dequeue(self)
     # Times in machine words: nanoseconds since the run began fit 64 bits
     # for 292 years, and // on them keeps Python's floor semantics.
     @cython.locals(sw=SimSwitch, sim=Simulator, now=cython.longlong,
@@ -52,10 +51,9 @@ cdef class HostNic(Target):
     cdef public Simulator sim
     cdef public object wire, queue
     cdef public bint busy
-    cpdef void fire(self, long long kind, object arg) except *
     cpdef send(self, packet)
     @cython.locals(wire=Wire, sim=Simulator)
-    cpdef _next(self)
+    cpdef void fire(self, long long kind, object arg) except *
 
 # SimSwitch and SimHost keep an instance __dict__: apps and tests may set
 # attributes of their own on them, as they can on any Python object. They
@@ -79,11 +77,11 @@ cdef class SimSwitch:
     cdef public Target _events
     cpdef _bind_engine(self)
     cpdef receive(self, port, packet)
-    @cython.locals(sim=Simulator)
     cpdef _queue_input(self, item)
     cpdef recirculate(self, item)
-    @cython.locals(sim=Simulator)
     cpdef _serve_input(self)
+    @cython.locals(sim=Simulator)
+    cpdef _schedule_input(self)
     @cython.locals(job=EgressJob, us=cython.longlong)
     cpdef ingress(self, port, packet, instance_type=*, preserved=*)
     # The port list typed list and its index a machine word: one C item read.

@@ -16,6 +16,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import cython
+
 from common.errors import InvalidValueError
 from dataplane.runtime.switch import EgressJob, Switch
 from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator, Target
@@ -57,9 +59,11 @@ class Wire:
         self.sent = 0
         self.lost = 0
         self._deliver = dst.receive
-        # A sim switch or host takes the arrival as a target event (its
-        # port the kind); anything else with a ``receive`` as a call.
-        self._target = (dst._events if isinstance(dst, (SimSwitch, SimHost))
+        # Compiled, a sim switch or host takes the arrival as a target event
+        # (its port the kind); anything else, and everything in Python
+        # (where a target event would be one call more), as a call of its
+        # ``receive``.
+        self._target = (dst._events if cython.compiled and isinstance(dst, (SimSwitch, SimHost))
                         and 0 <= dst_port < SERVE_INPUT else None)
 
     def serialization_ns(self, nbytes: int) -> int:
@@ -133,9 +137,7 @@ class EgressPort(Target):
             self.sim.push_to(self.free_at, self, 0, None)
 
     def fire(self, kind: int, arg: Any) -> None:
-        self._dequeue()
-
-    def _dequeue(self) -> None:
+        """The head of the line's turn (the port's one event)."""
         job, enq_ns, enq_depth = self.queue.popleft()
         self._serve(job, enq_ns, enq_depth)
 
@@ -286,8 +288,15 @@ class SimSwitch:
         self.input.append(item)
         if not self.input_busy:
             self.input_busy = True
-            sim = self.sim
+            self._schedule_input()
+
+    def _schedule_input(self) -> None:
+        """The input queue's next service, ``proc_gap_ns`` from now."""
+        sim = self.sim
+        if cython.compiled:  # a target event: the loop calls fire in C
             sim.push_to(sim.now_ns + self.proc_gap_ns, self._events, SERVE_INPUT, None)
+        else:  # in Python, one call fewer than through fire
+            sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
 
     def recirculate(self, item: tuple[Any, ...]) -> None:
         """BMv2 hands a recirculated packet back to its ingress buffer: here it
@@ -312,8 +321,7 @@ class SimSwitch:
         else:
             self.ingress(*item)
         if self.input:
-            sim = self.sim
-            sim.push_to(sim.now_ns + self.proc_gap_ns, self._events, SERVE_INPUT, None)
+            self._schedule_input()
         else:
             self.input_busy = False
 
@@ -374,16 +382,15 @@ class HostNic(Target):
         self.queue: deque[bytes] = deque()
         self.busy = False
 
-    def fire(self, kind: int, arg: Any) -> None:
-        self._next()
-
     def send(self, packet: bytes) -> None:
         self.queue.append(packet)
         if not self.busy:
             self.busy = True
-            self._next()
+            self.fire(0, None)
 
-    def _next(self) -> None:
+    def fire(self, kind: int, arg: Any) -> None:
+        """The end of a packet's serialization (the NIC's one event): the
+        next packet's turn."""
         if not self.queue:
             self.busy = False
             return
