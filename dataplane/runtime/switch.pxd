@@ -30,18 +30,7 @@ cdef void _reset(list s, list template, bytes spans) except *
 @cython.locals(size=Py_ssize_t, p=cython.p_char)
 cdef bytes _joined(bytearray buffer, Py_ssize_t n, bytes payload)
 
-# A store into slot i of a packet state over the list's item pointers, with
-# no bounds check: the hop functions store only into slots of the template,
-# and every state they hold has its length (an egress job's is checked).
-# Cython's item assignment is an out-of-line call with its type and bounds
-# checks, about 30 instructions.
-cdef extern from *:
-    """
-    static inline void intbed_state_put(PyObject *s, Py_ssize_t i, PyObject *v) {
-        PyObject *old = PyList_GET_ITEM(s, i);
-        Py_INCREF(v);
-        PyList_SET_ITEM(s, i, v);
-        Py_XDECREF(old);
-    }
-    """
-    void _put "intbed_state_put" (list s, Py_ssize_t i, object v)
+# The hop functions' stores into fixed slots of a state (_put): the hop
+# functions store only into slots of the template, and every state they
+# hold has its length (an egress job's is checked).
+from dataplane.runtime.items cimport put_item as _put

@@ -3,19 +3,9 @@
 # one array of machine-word pairs (a time; a sequence number above the slot
 # of two lists where the callbacks and their arguments wait), C-contiguous.
 # Python ignores this file and runs the heapq branch.
-cimport cython
-from cpython.object cimport PyObject
-from cpython.ref cimport Py_INCREF, Py_XDECREF
-from cpython.sequence cimport PySequence_Fast_ITEMS
-
-ctypedef PyObject* _object_p
-ctypedef PyObject** _items_p
-
-# A store into a slot of the callback and argument lists over the
-# list's item pointers (the slot numbers come from the free list, always
-# in range).
-@cython.locals(items=_items_p, old=_object_p)
-cdef void _store(list values, Py_ssize_t i, object v) noexcept
+# Stores into the callback and argument lists' slots (the slot numbers
+# come from the free list, always in range).
+from dataplane.runtime.items cimport put_item as _store
 
 # The heap's packing of a sequence number above a slot, in machine words.
 cdef long long _SLOT_BITS, _SLOT_MASK, _ORDER_LIMIT

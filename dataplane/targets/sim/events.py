@@ -143,8 +143,8 @@ class Simulator:
             self._grow()
         self._nfree -= 1
         slot = self._free[self._nfree]
-        _store(self._fns, slot, fn)
-        _store(self._args, slot, args)
+        _store(self._fns, slot, fn)  # noqa: F821 (cimported in events.pxd)
+        _store(self._args, slot, args)  # noqa: F821
         self._kinds[slot] = kind
         order = self._next
         self._next += 1
@@ -196,8 +196,8 @@ class Simulator:
         caller has read its callback and arguments)."""
         keys = cython.address(self._keys[0])  # a pointer: no view to acquire
         head = keys[1] & _SLOT_MASK
-        _store(self._fns, head, None)
-        _store(self._args, head, None)
+        _store(self._fns, head, None)  # noqa: F821
+        _store(self._args, head, None)  # noqa: F821
         self._free[self._nfree] = head
         self._nfree += 1
         n = self._n - 1
@@ -289,17 +289,3 @@ class Simulator:
         self.events_run += count
         return count
 
-
-def _store(values, i, v):  # noqa: ANN001, ANN202 (typed in events.pxd)
-    """``values[i] = v`` for the compiled queue: the list's item pointer
-    swapped in place (the C compiler inlines it), where Cython's item
-    assignment is an out-of-line call with its type checks, about 30
-    instructions, four an event."""
-    if cython.compiled:
-        items = PySequence_Fast_ITEMS(values)  # noqa: F821 (cimported in events.pxd)
-        old = items[i]
-        Py_INCREF(v)  # noqa: F821
-        items[i] = cython.cast(_object_p, v)  # noqa: F821
-        Py_XDECREF(old)  # noqa: F821
-    else:
-        values[i] = v
