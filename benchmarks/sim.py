@@ -17,6 +17,7 @@ goes, by function and by part of the simulator.
 from __future__ import annotations
 
 import json
+import platform
 import resource
 import subprocess
 import sys
@@ -170,6 +171,11 @@ _PROFILE_CHILD = ("import json, sys\nfrom benchmarks.sim import profile_case\n"
                   "int(sys.argv[3]))))")
 
 
+PROGRAMS = ("l3_forward", "gpint")
+"""The programs the benchmarks run (``intbed accel build --pgo`` trains
+their pipelines on them)."""
+
+
 def fast_path() -> dict[str, Any]:
     """What of the compiled fast path this process runs: each hot module
     compiled or Python, and whether the benchmarks' pipelines are built."""
@@ -177,8 +183,11 @@ def fast_path() -> dict[str, Any]:
     from p4src import program_path
 
     return {"enabled": accel.enabled(), "modules": accel.loaded(),
+            # Half a packet-hop's instructions are CPython's own: which
+            # interpreter ran is part of the figure (Makefile, PYTHON).
+            "interpreter": f"{platform.python_version()} ({sys.executable})",
             "pipelines": {name: compile_file(program_path(name)).native
-                          for name in ("l3_forward", "gpint")}}
+                          for name in PROGRAMS}}
 
 
 MODULE_PARTS: tuple[tuple[str, str], ...] = (

@@ -9,13 +9,14 @@ interpreted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +55,24 @@ def compiler() -> str:
     return cc
 
 
-def build(job: Job) -> Path:
-    """Build one extension; the artifact appears whole or not at all."""
+def build(job: Job, *, flags: Sequence[str] = (), workdir: Path | None = None,
+          out: Path | None = None) -> Path:
+    """Build one extension; the artifact appears whole or not at all.
+
+    ``flags`` go to the C compiler after the usual ones; ``workdir`` is where
+    the C file and the object are made (a temporary directory by default;
+    a profile-guided build needs the same one twice, ``common.accel_pgo``);
+    ``out`` replaces ``job.out``."""
     cc = compiler()
-    job.out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=job.out.parent, prefix=".build-") as tmp:
+    out = job.out if out is None else out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            tmp = stack.enter_context(
+                tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-"))
+        else:
+            workdir.mkdir(parents=True, exist_ok=True)
+            tmp = str(workdir)
         src = Path(tmp) / (job.name.rsplit(".", 1)[-1] + ".py")
         src.write_text(job.source, encoding="utf-8")
         include = []
@@ -67,7 +81,7 @@ def build(job: Job) -> Path:
             # package tree on the include path.
             *packages, last = job.name.split(".")
             where = Path(tmp, "include", *packages)
-            where.mkdir(parents=True)
+            where.mkdir(parents=True, exist_ok=True)
             for depth in range(1, len(packages) + 1):
                 Path(tmp, "include", *packages[:depth], "__init__.py").touch()
             (where / f"{last}.pxd").write_text(job.pxd, encoding="utf-8")
@@ -77,15 +91,20 @@ def build(job: Job) -> Path:
                   *(arg for d in DIRECTIVES for arg in ("-X", d)), "-o", str(c_file), str(src)]
         so_file = Path(tmp) / "module.so"
         gcc = [cc, "-shared", "-fPIC", OPTIMIZE, "-fwrapv", "-fno-strict-aliasing", "-DNDEBUG",
-               "-I" + sysconfig.get_paths()["include"], str(c_file), "-o", str(so_file)]
+               "-I" + sysconfig.get_paths()["include"], *flags, str(c_file), "-o", str(so_file)]
         for argv in (cython, gcc):
             proc = subprocess.run(argv, capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-6:])
                 raise IntbedError(f"building {job.name} failed ({Path(argv[0]).name} exit "
                                   f"{proc.returncode}): {tail}")
-        os.replace(so_file, job.out)
-    return job.out
+        if workdir is None:
+            os.replace(so_file, out)
+        else:  # the object stays: its profile is written beside it
+            tmp_out = out.with_name(f".{out.name}.part")
+            shutil.copyfile(so_file, tmp_out)
+            os.replace(tmp_out, out)
+    return out
 
 
 def module_job(name: str) -> Job:

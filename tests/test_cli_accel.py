@@ -28,3 +28,23 @@ def test_status_and_clean_in_an_empty_artifact_directory(
     (accel.accel_dir() / "x.so").write_bytes(b"")
     out = runner.invoke(cli, ["accel", "clean"])
     assert out.exit_code == 0 and not accel.accel_dir().exists(), out.output
+
+
+def test_the_profile_guided_build_trains_what_its_workload_runs() -> None:
+    from benchmarks.sim import PROGRAMS
+    from common.accel_build import Job, module_job
+    from intbed.commands.accel import TRAINING, _trained
+
+    # Every hot module and the benchmarks' pipelines; no other pipeline.
+    assert all(_trained(module_job(name)) for name in accel.MODULES)
+    for name in PROGRAMS:
+        assert _trained(Job("p4gen_x", "", Path("x.so"), f"pipeline of {name}.p4"))
+    assert not _trained(Job("p4gen_y", "", Path("y.so"), "pipeline of int_label.p4"))
+    # The workload is a command the CLI takes as it stands.
+    ctx = cli.make_context("intbed", list(TRAINING))
+    sub = cli.get_command(ctx, TRAINING[0])
+    assert sub is not None
+    sub_ctx = sub.make_context(TRAINING[0], list(TRAINING[1:]), parent=ctx)
+    leaf = sub.get_command(sub_ctx, TRAINING[1])
+    params = leaf.make_context(TRAINING[1], list(TRAINING[2:]), parent=sub_ctx).params
+    assert params["seconds"] == 1.0 and params["k"] == 4 and params["as_json"] is True

@@ -24,6 +24,40 @@ def _pipeline_jobs(programs: tuple[Path, ...]) -> list[tuple[str, object]]:
     return out
 
 
+TRAINING = ("bench", "sim", "--seconds", "1", "--k", "4", "--json")
+"""The profile-guided build's workload: every hot module and the
+benchmarks' two programs, in about ten seconds instrumented."""
+
+
+def _trained(job: object) -> bool:
+    """Whether the training workload runs ``job``'s extension."""
+    from benchmarks.sim import PROGRAMS
+    from common.accel import MODULES
+
+    label = getattr(job, "label", "")
+    return getattr(job, "name", "") in MODULES or any(
+        label == f"pipeline of {name}.p4" for name in PROGRAMS)
+
+
+def _train(accel_base: Path) -> None:
+    """Run the training workload on the artifacts under ``accel_base``."""
+    import os
+    import subprocess
+    import sys
+
+    from common.accel import DIR_ENV, PURE_ENV
+    from common.paths import PACKAGE_ROOT
+
+    env = {k: v for k, v in os.environ.items() if k not in (PURE_ENV, "INTBED_REQUIRE_ACCEL")}
+    env.update({DIR_ENV: str(accel_base), "PYTHONHASHSEED": "0"})
+    proc = subprocess.run([sys.executable, "-m", "intbed.cli", *TRAINING], env=env,
+                          cwd=PACKAGE_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=900, check=False)
+    if proc.returncode != 0:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"exit {proc.returncode}: {tail}")
+
+
 @click.group()
 def accel() -> None:
     """The compiled fast path: hot modules and pipelines built by Cython.
@@ -39,8 +73,13 @@ def accel() -> None:
                                                       path_type=Path))
 @click.option("--jobs", "-j", type=click.IntRange(1), default=None,
               help="Parallel compilers (default: one per core).")
+@click.option("--pgo/--no-pgo", default=True, show_default=True,
+              help="Profile-guided: build the hot modules and the benchmarks' pipelines "
+                   "once instrumented, run `intbed bench sim` briefly on them, and build "
+                   "them again laid out for the paths it took (about twice the time; "
+                   "same results).")
 @p4c_options
-def build(programs: tuple[Path, ...], jobs: int | None) -> None:
+def build(programs: tuple[Path, ...], jobs: int | None, pgo: bool) -> None:
     """Build the hot modules and the pipelines of PROGRAMS (default: the
     programs intbed ships); what is built already is skipped."""
     from common.accel import accel_dir
@@ -60,7 +99,15 @@ def build(programs: tuple[Path, ...], jobs: int | None) -> None:
         click.echo(f"  [{count[0]}/{len(todo)}] {job.label or job.name}"  # type: ignore[attr-defined]
                    f"  ({time.monotonic() - start:.0f} s)")
 
-    build_all(todo, workers=jobs, done=done)
+    if pgo:
+        from common.accel_pgo import build_profiled
+
+        n = build_profiled(todo, _train, workers=jobs, instrument=_trained, done=done,
+                           note=lambda line: click.echo(f"  note: {line}", err=True))
+        click.echo(f"  {n} of {len(todo)} built with a profile of `intbed "
+                   f"{' '.join(TRAINING)}`")
+    else:
+        build_all(todo, workers=jobs, done=done)
     click.echo(f"compiled fast path built in {time.monotonic() - start:.0f} s")
 
 
