@@ -1,6 +1,14 @@
 # Setup and everyday commands; `make install` then `make test` on a fresh clone.
 SHELL := /bin/bash
-PYTHON ?= python3
+# The interpreter .venv is made with: the distribution's /usr/bin/python3
+# where it is 3.11 or newer, else the first python3 on PATH. Debian links
+# its interpreter statically and builds it with profile-guided
+# optimization; the sim's hot path spends some 44% of its instructions in
+# CPython, and a source build with a shared libpython (pyenv's default)
+# runs the GPINT benchmark with about 10% more instructions and 8% more
+# instruction-cache misses (docs/sim_performance.md). PYTHON=... overrides.
+PYTHON ?= $(shell /usr/bin/python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  2>/dev/null && echo /usr/bin/python3 || echo python3)
 VENV := .venv
 BIN := $(VENV)/bin
 # Debian packages the project uses: venv and headers for the Python that makes

@@ -94,7 +94,8 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
     compiled = sum(state == "compiled" for state in fast["modules"].values())
     built = ", ".join(name for name, native in fast["pipelines"].items() if native) or "none"
     console.print(f"compiled fast path: {compiled}/{len(fast['modules'])} hot modules, "
-                  f"pipelines built: {built} (intbed accel status)")
+                  f"pipelines built: {built} (intbed accel status); "
+                  f"Python {fast['interpreter']}")
     console.print(f"intlabel-fabric, l3_forward, 2 x 5 Mb/s of 1 kB packets: "
                   f"{f['simulated_s']} simulated s in {f['wall_s']} s wall = "
                   f"{f['realtime_factor']}x real time; {f['packet_hops_per_s']:,} packet-hops/s")
