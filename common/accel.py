@@ -40,7 +40,7 @@ MODULES: tuple[str, ...] = (
 module is found here only if it is imported after ``install``: the
 ``dataplane`` and ``traffic`` packages install the finder first thing."""
 
-BUILD_VERSION = "2"
+BUILD_VERSION = "3"
 """Part of every artifact's key: raise it when the build's flags or
 directives change, so older artifacts are no longer loaded."""
 
