@@ -43,10 +43,12 @@ reads it); raises when it fails."""
 def build_profiled(jobs: list[Job], train: Trainer, *, workers: int | None = None,
                    instrument: Callable[[Job], bool] = lambda job: True,
                    done: Callable[[Job], None] | None = None,
-                   note: Callable[[str], None] = lambda line: None) -> int:
+                   note: Callable[[str], None] = lambda line: None,
+                   stage: Callable[[str], None] = lambda line: None) -> int:
     """Build ``jobs``, those for which ``instrument`` is true with a profile
     from ``train``; returns how many were built with one. If training
-    fails, every job is built as usual and ``note`` says why."""
+    fails, every job is built as usual and ``note`` says why; ``stage``
+    hears where a long build is (the first two steps report no job done)."""
     if not jobs:
         return 0
     compiler()
@@ -75,14 +77,17 @@ def build_profiled(jobs: list[Job], train: Trainer, *, workers: int | None = Non
 
         # The plain jobs build while the instrumented ones do; none is
         # reported done until its final artifact is in place.
+        stage(f"building {len(trained)} instrumented extension(s)")
         plain_builds = [pool.submit(build, job) for job in plain]
         list(pool.map(instrumented, trained))
+        stage("running the training workload on them")
         try:
             train(train_base)
             profiled = {job.name for job in trained if any(work[job.name].glob("*.gcda"))}
         except Exception as exc:  # noqa: BLE001 - any failure: build as usual
             note(f"training run failed ({exc}); building without a profile")
             profiled = set()
+        stage(f"building {len(trained)} extension(s) again, {len(profiled)} with a profile")
 
         def final_build(job: Job) -> Path:
             if job.name in profiled:

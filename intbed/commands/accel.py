@@ -103,7 +103,9 @@ def build(programs: tuple[Path, ...], jobs: int | None, pgo: bool) -> None:
         from common.accel_pgo import build_profiled
 
         n = build_profiled(todo, _train, workers=jobs, instrument=_trained, done=done,
-                           note=lambda line: click.echo(f"  note: {line}", err=True))
+                           note=lambda line: click.echo(f"  note: {line}", err=True),
+                           stage=lambda line: click.echo(
+                               f"  {line}  ({time.monotonic() - start:.0f} s)"))
         click.echo(f"  {n} of {len(todo)} built with a profile of `intbed "
                    f"{' '.join(TRAINING)}`")
     else:

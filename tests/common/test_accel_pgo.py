@@ -74,9 +74,13 @@ def test_a_trained_extension_is_built_with_its_profile(jobs: list[Job]) -> None:
         assert _run(where, trained.name) == _expected()
 
     done: list[str] = []
+    stages: list[str] = []
     n = build_profiled(jobs, train, instrument=lambda job: job is trained,
-                       done=lambda job: done.append(job.name))
+                       done=lambda job: done.append(job.name), stage=stages.append)
     assert n == 1 and len(seen) == 1
+    assert stages == ["building 1 instrumented extension(s)",
+                      "running the training workload on them",
+                      "building 1 extension(s) again, 1 with a profile"]
     assert sorted(done) == sorted(job.name for job in jobs)
     for job in jobs:
         assert _run(job.out, job.name) == _expected()
