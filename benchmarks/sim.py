@@ -183,7 +183,7 @@ def fast_path() -> dict[str, Any]:
     from p4src import program_path
 
     return {"enabled": accel.enabled(), "modules": accel.loaded(),
-            # Half a packet-hop's instructions are CPython's own: which
+            # Some 44% of a packet-hop's instructions are CPython's: which
             # interpreter ran is part of the figure (Makefile, PYTHON).
             "interpreter": f"{platform.python_version()} ({sys.executable})",
             "pipelines": {name: compile_file(program_path(name)).native

@@ -70,13 +70,11 @@ def build(job: Job, *, flags: Sequence[str] = (), workdir: Path | None = None,
     cc = compiler()
     out = job.out if out is None else out
     out.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.ExitStack() as stack:
-        if workdir is None:
-            tmp = stack.enter_context(
-                tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-"))
-        else:
-            workdir.mkdir(parents=True, exist_ok=True)
-            tmp = str(workdir)
+    if workdir is not None:
+        workdir.mkdir(parents=True, exist_ok=True)
+    where_built = (tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-")
+                   if workdir is None else contextlib.nullcontext(str(workdir)))
+    with where_built as tmp:
         src = Path(tmp) / (job.name.rsplit(".", 1)[-1] + ".py")
         src.write_text(job.source, encoding="utf-8")
         include = []
@@ -103,12 +101,9 @@ def build(job: Job, *, flags: Sequence[str] = (), workdir: Path | None = None,
                 tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-6:])
                 raise IntbedError(f"building {job.name} failed ({Path(argv[0]).name} exit "
                                   f"{proc.returncode}): {tail}")
-        if workdir is None:
-            os.replace(so_file, out)
-        else:  # the object stays: its profile is written beside it
-            tmp_out = out.with_name(f".{out.name}.part")
-            shutil.copyfile(so_file, tmp_out)
-            os.replace(tmp_out, out)
+        # An instrumented extension writes its profile where its object was
+        # made (a path compiled in), wherever the extension is moved.
+        os.replace(so_file, out)
     return out
 
 

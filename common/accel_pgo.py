@@ -51,14 +51,14 @@ def build_profiled(jobs: list[Job], train: Trainer, *, workers: int | None = Non
     hears where a long build is (the first two steps report no job done)."""
     if not jobs:
         return 0
-    compiler()
-    final = accel_dir()
-    final.mkdir(parents=True, exist_ok=True)
     trained = [job for job in jobs if instrument(job)]
     plain = [job for job in jobs if not instrument(job)]
     if not trained:  # nothing the workload runs: no training run at all
         build_all(plain, workers=workers, done=done)
         return 0
+    compiler()
+    final = accel_dir()
+    final.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(dir=final, prefix=".pgo-"))
     pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
     try:
@@ -69,7 +69,7 @@ def build_profiled(jobs: list[Job], train: Trainer, *, workers: int | None = Non
         # artifact tree (hard links), the instrumented builds in place of
         # what is missing.
         shutil.copytree(final, train_dir, copy_function=os.link,
-                        ignore=shutil.ignore_patterns(".pgo-*", ".build-*", ".*.part"))
+                        ignore=shutil.ignore_patterns(".pgo-*", ".build-*"))
 
         def instrumented(job: Job) -> Path:
             return build(job, flags=GENERATE, workdir=work[job.name],

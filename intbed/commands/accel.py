@@ -29,29 +29,30 @@ TRAINING = ("bench", "sim", "--seconds", "1", "--k", "4", "--json")
 benchmarks' two programs, in about ten seconds instrumented."""
 
 
-def _trained(job: object) -> bool:
-    """Whether the training workload runs ``job``'s extension."""
+def _trained(pipelines: list[tuple[str, object]]) -> set[str]:
+    """The names of the extensions the training workload runs: every hot
+    module, and of ``pipelines`` ((program file name, job) pairs, as
+    ``_pipeline_jobs`` gives them) those of the benchmarks' programs."""
     from benchmarks.sim import PROGRAMS
     from common.accel import MODULES
 
-    label = getattr(job, "label", "")
-    return getattr(job, "name", "") in MODULES or any(
-        label == f"pipeline of {name}.p4" for name in PROGRAMS)
+    return set(MODULES) | {job.name for program, job in pipelines  # type: ignore[attr-defined]
+                           if Path(program).stem in PROGRAMS}
 
 
 def _train(accel_base: Path) -> None:
     """Run the training workload on the artifacts under ``accel_base``."""
-    import os
     import subprocess
     import sys
 
     from common.accel import DIR_ENV, PURE_ENV
-    from common.paths import PACKAGE_ROOT
+    from common.paths import child_env
 
-    env = {k: v for k, v in os.environ.items() if k not in (PURE_ENV, "INTBED_REQUIRE_ACCEL")}
-    env.update({DIR_ENV: str(accel_base), "PYTHONHASHSEED": "0"})
+    env = child_env({DIR_ENV: str(accel_base), "PYTHONHASHSEED": "0"})
+    for name in (PURE_ENV, "INTBED_REQUIRE_ACCEL"):  # the workload runs compiled, as it can
+        env.pop(name, None)
     proc = subprocess.run([sys.executable, "-m", "intbed.cli", *TRAINING], env=env,
-                          cwd=PACKAGE_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True, timeout=900, check=False)
     if proc.returncode != 0:
         tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
@@ -85,8 +86,9 @@ def build(programs: tuple[Path, ...], jobs: int | None, pgo: bool) -> None:
     from common.accel import accel_dir
     from common.accel_build import build_all, module_jobs
 
+    pipelines = [(name, job) for name, job in _pipeline_jobs(programs) if job is not None]
     todo = module_jobs()
-    todo += [job for _, job in _pipeline_jobs(programs) if job is not None]  # type: ignore[misc]
+    todo += [job for _, job in pipelines]  # type: ignore[misc]
     if not todo:
         click.echo(f"compiled fast path: everything built already ({accel_dir()})")
         return
@@ -102,7 +104,9 @@ def build(programs: tuple[Path, ...], jobs: int | None, pgo: bool) -> None:
     if pgo:
         from common.accel_pgo import build_profiled
 
-        n = build_profiled(todo, _train, workers=jobs, instrument=_trained, done=done,
+        trained = _trained(pipelines)
+        n = build_profiled(todo, _train, workers=jobs, done=done,
+                           instrument=lambda job: job.name in trained,
                            note=lambda line: click.echo(f"  note: {line}", err=True),
                            stage=lambda line: click.echo(
                                f"  {line}  ({time.monotonic() - start:.0f} s)"))
