@@ -53,10 +53,12 @@ def random_server_traffic(net: Any, senders: list[str], rate_bps: float, size: i
 
 
 def bench_fabric(duration_s: float = 10.0, seed: int = 0,
-                 around: Callable[[], AbstractContextManager[Any]] = nullcontext
-                 ) -> dict[str, Any]:
+                 around: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 prepare: Callable[[Any], None] | None = None) -> dict[str, Any]:
     """``around`` wraps the simulated run alone (a profiler, say): not the
-    imports, the P4 compilation or building the network."""
+    imports, the P4 compilation or building the network. ``prepare`` gets
+    the network just before the run (``benchmarks.bound`` stubs its
+    pipelines there)."""
     from orchestration.sim import build
     from topologies.generators import build_topology
 
@@ -64,6 +66,8 @@ def bench_fabric(duration_s: float = 10.0, seed: int = 0,
     net = build(topo, "l3_forward", seed=seed)
     hosts = list(topo.hosts)
     receivers = random_server_traffic(net, [hosts[0], hosts[-1]], 5e6, 1000, duration_s, seed)
+    if prepare is not None:
+        prepare(net)
     with around():
         t0 = time.perf_counter()
         net.run(duration_s + 0.1)
@@ -80,8 +84,10 @@ def bench_fabric(duration_s: float = 10.0, seed: int = 0,
 
 def bench_gpint(n: int = 100, load_pps: float = 14_000.0, duration_s: float = 10.0,
                 seed: int = 0, around: Callable[[], AbstractContextManager[Any]] = nullcontext,
-                tap: Callable[[int, str, int, bytes], None] | None = None) -> dict[str, Any]:
-    """``tap`` sees every frame a switch transmits (``Network.tap_transmitted``)."""
+                tap: Callable[[int, str, int, bytes], None] | None = None,
+                prepare: Callable[[Any], None] | None = None) -> dict[str, Any]:
+    """``tap`` sees every frame a switch transmits (``Network.tap_transmitted``);
+    ``around`` and ``prepare`` as for ``bench_fabric``."""
     from orchestration.network import open_network
     from orchestration.systems.gpint import (
         PROGRAM,
@@ -101,6 +107,8 @@ def bench_gpint(n: int = 100, load_pps: float = 14_000.0, duration_s: float = 10
         if tap is not None:
             net.tap_transmitted(tap)
         net.start_traffic()
+        if prepare is not None:
+            prepare(net)
         with around():
             t0 = time.perf_counter()
             net.run_traffic(duration_s, 0.1)

@@ -54,8 +54,15 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
 @click.option("--against-pure", is_flag=True,
               help="With --instructions: this checkout with the compiled fast path off "
                    "(INTBED_PURE_PYTHON=1) measured the same way; prints the ratio.")
+@click.option("--bound", type=click.Choice(["fabric", "gpint"]), default=None,
+              help="Run one case alternately as it is and with every switch's pipeline "
+                   "stubbed by a per-flow memo of its forwarding: how much faster the case "
+                   "could get from work on the pipeline alone.")
+@click.option("--pairs", type=click.IntRange(min=1), default=3, show_default=True,
+              help="With --bound: how many (real, stubbed) pairs to run.")
 def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample: str | None,
-              instructions: str | None, against: Path | None, against_pure: bool) -> None:
+              instructions: str | None, against: Path | None, against_pure: bool,
+              bound: str | None, pairs: int) -> None:
     """Simulated seconds per wall second (INT-label fabric, GPINT at 100
     switches and 14,000 packets/s), and a fat-tree's time and memory."""
     from rich.console import Console
@@ -66,8 +73,16 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
                                "add --instructions")
     if against is not None and against_pure:
         raise click.UsageError("give one of --against and --against-pure")
-    if sum(x is not None for x in (profile, sample, instructions)) > 1:
-        raise click.UsageError("give one of --profile, --sample and --instructions")
+    if sum(x is not None for x in (profile, sample, instructions, bound)) > 1:
+        raise click.UsageError("give one of --profile, --sample, --instructions and --bound")
+    if bound is not None:
+        from benchmarks.bound import bound as run_bound
+
+        # Progress on stderr, so --json's standard output stays one object.
+        err = Console(stderr=True)
+        _show(run_bound(bound, seconds, pairs, progress=lambda m: err.print(m, style="dim")),
+              as_json, lambda report: _bound_table(console, report))
+        return
     if instructions is not None:
         _instructions(console, as_json, instructions, seconds, against, against_pure)
         return
@@ -125,6 +140,19 @@ def _profile_table(console: Any, case: str, prof: dict[str, Any]) -> None:
     for row in prof["top"]:
         console.print(f"  {row['own_s']:8.3f} s own {row['cumulative_s']:8.3f} s cum "
                       f"{row['calls']:>9,}  {row['function']}", soft_wrap=True)
+
+
+def _bound_table(console: Any, report: dict[str, Any]) -> None:
+    console.print(f"{report['case']}: {report['simulated_s']} simulated s, real pipeline "
+                  "against a per-flow memo of its forwarding (benchmarks/bound.py)")
+    for i, row in enumerate(report["pairs"], 1):
+        real, stub = row["real"], row["stubbed"]
+        same = "" if row["same_run"] else "  (runs differ: the memo does not hold here)"
+        console.print(f"  pair {i}: {real['realtime_factor']}x real time as it is, "
+                      f"{stub['realtime_factor']}x stubbed: {row['ratio']}x{same}")
+    rt = report["median_realtime_factor"]
+    console.print(f"  median: {rt['real']}x as it is, {rt['stubbed']}x stubbed; the pipeline "
+                  f"alone can gain at most about {report['median_ratio']}x")
 
 
 def _sample_table(console: Any, case: str, report: dict[str, Any]) -> None:
