@@ -37,11 +37,13 @@ def stub_pipelines(net: Any) -> list[list[int]]:
     returns each switch's counter of stubbed packet-hops."""
     counters = []
     for name, sw in net.switches.items():
-        counters.append(_stub(name, sw))
+        counters.append(stub_switch(name, sw))
     return counters
 
 
-def _stub(name: str, sw: Any) -> list[int]:
+def stub_switch(name: str, sw: Any) -> list[int]:
+    """Replace one sim switch's hop functions by a per-flow memo; returns
+    its counter of stubbed packet-hops."""
     from dataplane.runtime.switch import EgressJob
 
     real_ingress, real_egress = sw._ingress_hop, sw._egress_hop

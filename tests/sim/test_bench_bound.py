@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from benchmarks.bound import _stub, bound
+from benchmarks.bound import bound, stub_switch
 from common.errors import IntbedError
 from dataplane.runtime.switch import EgressJob
 from intbed.cli import cli
@@ -47,7 +47,7 @@ def test_a_flow_is_decided_once_and_its_bytes_pass_unchanged() -> None:
         return EgressJob(7, [0], b"", len(data))
 
     sw = _Switch(ingress, lambda job, *_: b"out")
-    count = _stub("s1", sw)
+    count = stub_switch("s1", sw)
     for seq in range(3):
         frame = FRAME[:18] + bytes([seq]) + FRAME[19:]  # the IP id differs, the flow not
         job = sw._ingress_hop(1, frame, 0, None, 0)
@@ -65,14 +65,14 @@ def test_a_flow_is_decided_once_and_its_bytes_pass_unchanged() -> None:
 ])
 def test_what_a_memo_cannot_stand_for_is_refused(ingress: Any, egress: Any, what: str) -> None:
     sw = _Switch(ingress, egress)
-    _stub("s1", sw)
+    stub_switch("s1", sw)
     with pytest.raises(IntbedError, match=what):
         sw._ingress_hop(1, FRAME, 0, None, 0)
 
 
 def test_a_switch_without_hop_functions_is_refused() -> None:
     with pytest.raises(IntbedError, match="s9: its pipeline halves are wrapped"):
-        _stub("s9", _Switch(None, None))
+        stub_switch("s9", _Switch(None, None))
 
 
 def test_the_command_prints_one_json_object() -> None:
