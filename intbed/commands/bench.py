@@ -49,17 +49,18 @@ def engine(as_json: bool, packets: int, samples: Path | None) -> None:
                    "--seconds defaults to 2 (fabric) and 0.2 (gpint) here.")
 @click.option("--against", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None,
-              help="With --instructions: another intbed checkout (an older release) measured "
-                   "the same way; prints the ratio.")
+              help="Another intbed checkout (an older release) measured the same way: with "
+                   "--instructions its count, else --pairs alternating wall-clock runs of "
+                   "both; prints the ratios.")
 @click.option("--against-pure", is_flag=True,
-              help="With --instructions: this checkout with the compiled fast path off "
-                   "(INTBED_PURE_PYTHON=1) measured the same way; prints the ratio.")
+              help="As --against, for this checkout with the compiled fast path off "
+                   "(INTBED_PURE_PYTHON=1).")
 @click.option("--bound", type=click.Choice(["fabric", "gpint"]), default=None,
               help="Run one case alternately as it is and with every switch's pipeline "
                    "stubbed by a per-flow memo of its forwarding: how much faster the case "
                    "could get from work on the pipeline alone.")
 @click.option("--pairs", type=click.IntRange(min=1), default=3, show_default=True,
-              help="With --bound: how many (real, stubbed) pairs to run.")
+              help="With --bound or a wall-clock --against: how many pairs of runs.")
 def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample: str | None,
               instructions: str | None, against: Path | None, against_pure: bool,
               bound: str | None, pairs: int) -> None:
@@ -68,9 +69,10 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
     from rich.console import Console
 
     console = Console()
-    if (against is not None or against_pure) and instructions is None:
-        raise click.UsageError("--against and --against-pure compare instruction counts: "
-                               "add --instructions")
+    if (against is not None or against_pure) and (profile or sample or bound):
+        raise click.UsageError("--against and --against-pure compare instruction counts "
+                               "(with --instructions) or whole bench runs, not --profile, "
+                               "--sample or --bound")
     if against is not None and against_pure:
         raise click.UsageError("give one of --against and --against-pure")
     if sum(x is not None for x in (profile, sample, instructions, bound)) > 1:
@@ -85,6 +87,16 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
         return
     if instructions is not None:
         _instructions(console, as_json, instructions, seconds, against, against_pure)
+        return
+    if against is not None or against_pure:
+        from benchmarks.instructions import check_checkout
+        from benchmarks.pairs import compare_wall
+
+        err = Console(stderr=True)
+        other = None if against is None else check_checkout(against)
+        _show(compare_wall(other, pairs, seconds, k, against_pure,
+                           progress=lambda m: err.print(m, style="dim")),
+              as_json, lambda report: _pairs_table(console, report))
         return
     if sample is not None:
         from benchmarks.sampling import sample as sample_case
@@ -140,6 +152,22 @@ def _profile_table(console: Any, case: str, prof: dict[str, Any]) -> None:
     for row in prof["top"]:
         console.print(f"  {row['own_s']:8.3f} s own {row['cumulative_s']:8.3f} s cum "
                       f"{row['calls']:>9,}  {row['function']}", soft_wrap=True)
+
+
+def _pairs_table(console: Any, report: dict[str, Any]) -> None:
+    console.print(f"this checkout against {report['against']}, alternating full bench runs "
+                  f"({report['simulated_s']} simulated s; ratios above 1: this one is faster)")
+    for i, row in enumerate(report["pairs"], 1):
+        f, g, t = row["fabric"], row["gpint"], row["fat_tree"]
+        console.print(f"  pair {i}: fabric {f['this']}x / {f['against']}x = {f['ratio']}; "
+                      f"GPINT {g['this']}x / {g['against']}x = {g['ratio']}; fat-tree "
+                      f"{t['this_wall_s']} s / {t['against_wall_s']} s, peak RSS "
+                      f"{t['this_peak_rss_mb']} / {t['against_peak_rss_mb']} MB")
+    m = report["median"]
+    console.print(f"  median: fabric {m['fabric']['this']}x against {m['fabric']['against']}x "
+                  f"({m['fabric']['ratio']} per pair); GPINT {m['gpint']['this']}x against "
+                  f"{m['gpint']['against']}x ({m['gpint']['ratio']} per pair); fat-tree "
+                  f"{m['fat_tree']['ratio']} per pair")
 
 
 def _bound_table(console: Any, report: dict[str, Any]) -> None:
