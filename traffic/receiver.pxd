@@ -6,3 +6,8 @@
 cdef class Receiver:
     cdef public object name
     cdef public list times_us, sizes, hashes, keys, seqs
+
+# parse_frame's compiled branch copies the flow's 13 key bytes and the
+# payload out of the frame with these (no slice objects).
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.string cimport memcpy
