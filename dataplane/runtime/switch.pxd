@@ -33,4 +33,6 @@ cdef bytes _joined(bytearray buffer, Py_ssize_t n, bytes payload)
 # The hop functions' stores into fixed slots of a state (_put): the hop
 # functions store only into slots of the template, and every state they
 # hold has its length (an egress job's is checked).
+from dataplane.runtime.items cimport push_item as _push_item
 from dataplane.runtime.items cimport put_item as _put
+from dataplane.runtime.items cimport take_last as _take_last

@@ -466,7 +466,8 @@ class Switch:
         # slots it stores into unchecked when compiled): only an egress
         # job's, which a caller may make, is checked.
         n_slots = cython.declare(cython.Py_ssize_t, len(template))
-        gaps, free = self._gaps, self._free
+        gaps = self._gaps
+        free = cython.declare(list, self._free)
         whole: Any = [(0, len(template), template)]
         if cython.compiled:
             # The compiled reset reads its runs as machine words, from one
@@ -480,7 +481,10 @@ class Switch:
             says the packet's code may have stored into one."""
             _reset(s, template, whole if s[mark] else gaps)
             if len(free) < FREE_STATES:
-                free.append(s)
+                if cython.compiled:  # no reallocation (items.pxd)
+                    _push_item(free, s)  # noqa: F821 (cimported in switch.pxd)
+                else:
+                    free.append(s)
 
         @cython.boundscheck(False)
         @cython.wraparound(False)
@@ -498,7 +502,10 @@ class Switch:
             if type(data) is not bytes:  # the compiled parser reads bytes only
                 data = bytes(data)
             length = len(data)
-            s = free.pop() if free else template.copy()
+            if cython.compiled:  # no reallocation (items.pxd)
+                s = _take_last(free) if len(free) else template.copy()  # noqa: F821
+            else:
+                s = free.pop() if free else template.copy()
             if cython.compiled:  # _put: a store over the list's item pointers
                 _put(s, i_port, port)  # noqa: F821 (declared in switch.pxd)
                 _put(s, i_len, length)  # noqa: F821

@@ -20,13 +20,16 @@ cdef class SimHost
 
 # A machine word, so a switch's fire compares its kind with it in C.
 cdef long long SERVE_INPUT
+# Serialization times in C arithmetic (network.py).
+cdef long long _BITS_NS
 
 cdef class Wire:
     cdef public Simulator sim
     cdef public object dst, dst_port, loss, rng, bits_ns, _deliver
     cdef Target _target
     cdef public long long delay_ns, bandwidth_bps, sent, lost
-    cpdef serialization_ns(self, nbytes)
+    @cython.locals(n=cython.longlong)
+    cpdef long long serialization_ns(self, nbytes) except? -1
     @cython.locals(sim=Simulator)
     cpdef transmit(self, packet, long long ser_ns)
 
@@ -52,7 +55,7 @@ cdef class HostNic(Target):
     cdef public object wire, queue
     cdef public bint busy
     cpdef send(self, packet)
-    @cython.locals(wire=Wire, sim=Simulator)
+    @cython.locals(wire=Wire, sim=Simulator, ser=cython.longlong)
     cpdef void fire(self, long long kind, object arg) except *
 
 # SimSwitch and SimHost keep an instance __dict__: apps and tests may set

@@ -35,6 +35,11 @@ timeout once per pass) cheap to simulate, and times such waits to 0.1 ms."""
 Tap = Callable[[int, str, int, bytes], None]  # (time_ns, node, port, packet)
 
 SERVE_INPUT = 1 << 40
+# Nanoseconds a bit takes at 1 b/s, times 8: a frame's serialization time is
+# its length times this over the link's bits per second. Compiled, a machine
+# word (network.pxd), so the product and the floor division are C
+# arithmetic: a frame of up to a gigabyte stays inside 64 bits.
+_BITS_NS = 8 * NS_PER_S
 """A switch's event kind for serving its input queue (``Target.fire``); a
 kind below it is a packet's arrival on that port."""
 
@@ -67,7 +72,8 @@ class Wire:
                         and 0 <= dst_port < SERVE_INPUT else None)
 
     def serialization_ns(self, nbytes: int) -> int:
-        return nbytes * 8 * NS_PER_S // self.bandwidth_bps
+        n = nbytes
+        return n * _BITS_NS // self.bandwidth_bps
 
     def transmit(self, packet: bytes, ser_ns: int) -> None:
         """Called when serialization starts; the far end receives the packet
@@ -193,7 +199,7 @@ class EgressPort(Target):
         wire = self.wire
         if wire is None:
             return 0
-        ser = len(packet) * 8 * NS_PER_S // wire.bandwidth_bps
+        ser = len(packet) * _BITS_NS // wire.bandwidth_bps
         wire.transmit(packet, ser)
         return ser
 
