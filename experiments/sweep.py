@@ -174,7 +174,11 @@ def _on_dask(fn: Callable[[Any], Any], points: Sequence[Any], todo: list[int],
             fut = client.submit(fn, points[i], key=f"{label}-{keys[i]}", pure=False)
             index[fut.key] = i
             futures.append(fut)
-        for fut in dask_completed(futures):
+        # On this client's loop: as_completed otherwise takes the process's
+        # default client's, and with a second client in the process (a
+        # notebook's, a test's) a future's state was waited on from two
+        # event loops ("bound to a different event loop").
+        for fut in dask_completed(futures, loop=client.loop):
             i = index[fut.key]
             if fut.status == "finished":
                 finished(i, fut.result())
