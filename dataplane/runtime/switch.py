@@ -488,7 +488,7 @@ class Switch:
 
         @cython.boundscheck(False)
         @cython.wraparound(False)
-        @cython.locals(s=list, frame=bytes, cur=cython.Py_ssize_t)
+        @cython.locals(s=list, frame=bytes, cur=cython.Py_ssize_t, size=cython.Py_ssize_t)
         def ingress_hop(port: int, data: bytes, instance_type: int,
                         preserved: tuple[list[Any], int] | None, ts: int | None
                         ) -> EgressJob | tuple[list[EgressJob], Sequence[tuple]] | None:
@@ -527,10 +527,17 @@ class Switch:
                     s[i_perr] = reject.code
             frame = data
             cur = s[k_cur]
-            payload = frame[cur:]  # compiled: a C slice of a bytes object
             if cython.compiled:
+                # One copy by C: Cython slices bytes through Python's
+                # generic protocol (a slice object; some 500 instructions).
+                size = len(frame)
+                if cur > size:
+                    cur = size
+                payload = PyBytes_FromStringAndSize(  # noqa: F821 (switch.pxd)
+                    PyBytes_AS_STRING(frame) + cur, size - cur)  # noqa: F821
                 _put(s, k_payload, payload)  # noqa: F821
             else:
+                payload = frame[cur:]
                 s[k_payload] = payload
             try:
                 if verify is not None:
