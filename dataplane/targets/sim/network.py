@@ -35,13 +35,13 @@ timeout once per pass) cheap to simulate, and times such waits to 0.1 ms."""
 Tap = Callable[[int, str, int, bytes], None]  # (time_ns, node, port, packet)
 
 SERVE_INPUT = 1 << 40
+"""A switch's event kind for serving its input queue (``Target.fire``); a
+kind below it is a packet's arrival on that port."""
 # Nanoseconds a bit takes at 1 b/s, times 8: a frame's serialization time is
 # its length times this over the link's bits per second. Compiled, a machine
 # word (network.pxd), so the product and the floor division are C
 # arithmetic: a frame of up to a gigabyte stays inside 64 bits.
 _BITS_NS = 8 * NS_PER_S
-"""A switch's event kind for serving its input queue (``Target.fire``); a
-kind below it is a packet's arrival on that port."""
 
 
 class Wire:
