@@ -502,17 +502,17 @@ class Switch:
             if type(data) is not bytes:  # the compiled parser reads bytes only
                 data = bytes(data)
             length = len(data)
-            if cython.compiled:  # no reallocation (items.pxd)
+            if cython.compiled:
+                # The pool taken from without reallocation (items.pxd);
+                # _put: a store over the list's item pointers.
                 s = _take_last(free) if len(free) else template.copy()  # noqa: F821
-            else:
-                s = free.pop() if free else template.copy()
-            if cython.compiled:  # _put: a store over the list's item pointers
                 _put(s, i_port, port)  # noqa: F821 (declared in switch.pxd)
                 _put(s, i_len, length)  # noqa: F821
                 _put(s, i_type, instance_type)  # noqa: F821
                 if i_its >= 0:
                     _put(s, i_its, now() if ts is None else ts)  # noqa: F821
             else:
+                s = free.pop() if free else template.copy()
                 s[i_port] = port
                 s[i_len] = length
                 s[i_type] = instance_type

@@ -28,8 +28,7 @@ cdef class Wire:
     cdef public object dst, dst_port, loss, rng, bits_ns, _deliver
     cdef Target _target
     cdef public long long delay_ns, bandwidth_bps, sent, lost
-    @cython.locals(n=cython.longlong)
-    cpdef long long serialization_ns(self, nbytes) except? -1
+    cpdef long long serialization_ns(self, long long nbytes) except? -1
     @cython.locals(sim=Simulator)
     cpdef transmit(self, packet, long long ser_ns)
 

@@ -72,8 +72,7 @@ class Wire:
                         and 0 <= dst_port < SERVE_INPUT else None)
 
     def serialization_ns(self, nbytes: int) -> int:
-        n = nbytes
-        return n * _BITS_NS // self.bandwidth_bps
+        return nbytes * _BITS_NS // self.bandwidth_bps
 
     def transmit(self, packet: bytes, ser_ns: int) -> None:
         """Called when serialization starts; the far end receives the packet
@@ -199,7 +198,7 @@ class EgressPort(Target):
         wire = self.wire
         if wire is None:
             return 0
-        ser = len(packet) * _BITS_NS // wire.bandwidth_bps
+        ser = wire.serialization_ns(len(packet))
         wire.transmit(packet, ser)
         return ser
 
