@@ -26,7 +26,6 @@ old and new code alike.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -36,7 +35,7 @@ from typing import Any
 
 from common.accel import PURE_ENV
 from common.errors import IntbedError
-from common.paths import PACKAGE_ROOT
+from common.paths import PACKAGE_ROOT, child_env
 
 CASES = ("fabric", "gpint")
 DEFAULT_SECONDS = {"fabric": 2.0, "gpint": 0.2}
@@ -101,9 +100,7 @@ def count(case: str, seconds: float, checkout: Path | None = None,
     if problem is not None:
         raise IntbedError(problem)
     root = checkout if checkout is not None else PACKAGE_ROOT
-    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(root))
-    if pure:
-        env[PURE_ENV] = "1"
+    env = child_env({"PYTHONHASHSEED": "0", **({PURE_ENV: "1"} if pure else {})}, root)
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
             "--callgrind-out-file=/dev/null", sys.executable, "-c", _WORKER, case, str(seconds)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root, check=False)

@@ -29,8 +29,7 @@ RATES = ("fabric", "gpint")
 def bench_once(root: Path, seconds: float, k: int, pure: bool = False) -> dict[str, Any]:
     """One ``intbed bench sim --json`` of the checkout at ``root``, in a
     fresh process that imports that checkout's code."""
-    env = child_env({PURE_ENV: "1"} if pure else {})
-    env["PYTHONPATH"] = str(root)
+    env = child_env({PURE_ENV: "1"} if pure else {}, root)
     argv = [sys.executable, "-m", "intbed.cli", "bench", "sim", "--json",
             "--seconds", repr(seconds), "--k", str(k)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root, check=False)

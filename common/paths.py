@@ -26,10 +26,13 @@ def shared_dir() -> Path:
     return PACKAGE_ROOT.parent / "shared"
 
 
-def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment with intbed importable in a child process."""
+def child_env(extra: Mapping[str, str] | None = None, root: Path = PACKAGE_ROOT
+              ) -> dict[str, str]:
+    """This process's environment with intbed importable in a child process:
+    the checkout at ``root`` (this one unless another is being measured)
+    first on its import path."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(PACKAGE_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        [str(root), *filter(None, [env.get("PYTHONPATH")])])
     env.update(extra or {})
     return env

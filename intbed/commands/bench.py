@@ -69,6 +69,8 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
     from rich.console import Console
 
     console = Console()
+    # Progress on stderr, so --json's standard output stays one object.
+    err = Console(stderr=True)
     if (against is not None or against_pure) and (profile or sample or bound):
         raise click.UsageError("--against and --against-pure compare instruction counts "
                                "(with --instructions) or whole bench runs, not --profile, "
@@ -80,8 +82,6 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
     if bound is not None:
         from benchmarks.bound import bound as run_bound
 
-        # Progress on stderr, so --json's standard output stays one object.
-        err = Console(stderr=True)
         _show(run_bound(bound, seconds, pairs, progress=lambda m: err.print(m, style="dim")),
               as_json, lambda report: _bound_table(console, report))
         return
@@ -92,7 +92,6 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
         from benchmarks.instructions import check_checkout
         from benchmarks.pairs import compare_wall
 
-        err = Console(stderr=True)
         other = None if against is None else check_checkout(against)
         _show(compare_wall(other, pairs, seconds, k, against_pure,
                            progress=lambda m: err.print(m, style="dim")),
