@@ -25,7 +25,9 @@ cdef long long _BITS_NS
 
 cdef class Wire:
     cdef public Simulator sim
-    cdef public object dst, dst_port, loss, rng, bits_ns, _deliver
+    cdef public object dst, dst_port, rng, bits_ns, _deliver
+    # A float: the loss test is a C comparison, not a truth test of an object.
+    cdef public double loss
     cdef Target _target
     cdef public long long delay_ns, bandwidth_bps, sent, lost
     cpdef long long serialization_ns(self, long long nbytes) except? -1
@@ -35,6 +37,7 @@ cdef class Wire:
 cdef class EgressPort(Target):
     cdef public Simulator sim
     cdef public object switch, port, queue, wire, taps
+    cdef object _append, _popleft
     cdef public Py_ssize_t depth
     cdef public long long gap_ns, free_at, drops, tx_packets, tx_bytes, max_depth
     cdef public bint busy
@@ -52,6 +55,7 @@ cdef class EgressPort(Target):
 cdef class HostNic(Target):
     cdef public Simulator sim
     cdef public object wire, queue
+    cdef object _append, _popleft
     cdef public bint busy
     cpdef send(self, packet)
     @cython.locals(wire=Wire, sim=Simulator, ser=cython.longlong)
@@ -69,6 +73,7 @@ cdef class SimSwitch:
     cdef dict __dict__
     cdef public Simulator sim
     cdef public object recirculation_ns, name, engine, ports, input, taps, unconnected
+    cdef object _input_append, _input_popleft
     cdef public long long offset_us, proc_gap_ns, recirculated, input_drops, rx_packets
     cdef public long long unconnected_drops
     cdef public Py_ssize_t input_depth

@@ -93,7 +93,7 @@ class EgressPort(Target):
     event) is the head of the line's turn."""
 
     __slots__ = ("sim", "switch", "port", "queue", "depth", "gap_ns", "wire", "busy", "free_at",
-                 "drops", "tx_packets", "tx_bytes", "max_depth", "taps")
+                 "drops", "tx_packets", "tx_bytes", "max_depth", "taps", "_append", "_popleft")
 
     def __init__(self, sim: Simulator, switch: SimSwitch, port: int, wire: Wire | None, *,
                  depth: int = 64, rate_pps: float | None = None) -> None:
@@ -102,6 +102,10 @@ class EgressPort(Target):
         self.port = port
         self.wire = wire
         self.queue: deque[tuple[EgressJob, int, int]] = deque()
+        # The queue's methods bound once: compiled, a call of a bound method
+        # skips the lookup by name that calling ``queue.append`` makes.
+        self._append = self.queue.append
+        self._popleft = self.queue.popleft
         self.depth = depth
         self.gap_ns = 0
         self.set_rate(rate_pps)
@@ -130,7 +134,7 @@ class EgressPort(Target):
             self.max_depth = depth + 1
         now = self.sim.now_ns
         if self.busy:
-            q.append((job, now, depth))
+            self._append((job, now, depth))
             return
         self.busy = True
         if self.free_at <= now:
@@ -138,12 +142,12 @@ class EgressPort(Target):
             # event, and the packet never sits in the (empty) queue.
             self._serve(job, now, 0)
         else:
-            q.append((job, now, depth))
+            self._append((job, now, depth))
             self.sim.push_to(self.free_at, self, 0, None)
 
     def fire(self, kind: int, arg: Any) -> None:
         """The head of the line's turn (the port's one event)."""
-        job, enq_ns, enq_depth = self.queue.popleft()
+        job, enq_ns, enq_depth = self._popleft()
         self._serve(job, enq_ns, enq_depth)
 
     def _serve(self, job: EgressJob, enq_ns: int, enq_depth: int) -> None:
@@ -227,6 +231,8 @@ class SimSwitch:
         self.offset_us = clock_offset_us
         self.proc_gap_ns = round(NS_PER_S / processing_rate_pps) if processing_rate_pps else 0
         self.input: deque[tuple[Any, ...]] = deque()
+        self._input_append = self.input.append  # bound once, as EgressPort's
+        self._input_popleft = self.input.popleft
         self.input_depth = input_depth
         self.input_busy = False
         self.input_drops = 0
@@ -290,7 +296,7 @@ class SimSwitch:
         if len(self.input) >= self.input_depth:
             self.input_drops += 1
             return
-        self.input.append(item)
+        self._input_append(item)
         if not self.input_busy:
             self.input_busy = True
             self._schedule_input()
@@ -320,7 +326,7 @@ class SimSwitch:
             self.ingress(*item)
 
     def _serve_input(self) -> None:
-        item = self.input.popleft()
+        item = self._input_popleft()
         if len(item) == 2:  # an arrival; compiled, a C call (no *args)
             self.ingress(item[0], item[1])
         else:
@@ -379,16 +385,18 @@ class HostNic(Target):
     """A host's transmit FIFO (unbounded) at line rate; its one event is the
     end of a packet's serialization."""
 
-    __slots__ = ("sim", "wire", "queue", "busy")
+    __slots__ = ("sim", "wire", "queue", "busy", "_append", "_popleft")
 
     def __init__(self, sim: Simulator, wire: Wire) -> None:
         self.sim = sim
         self.wire = wire
         self.queue: deque[bytes] = deque()
+        self._append = self.queue.append  # bound once, as EgressPort's
+        self._popleft = self.queue.popleft
         self.busy = False
 
     def send(self, packet: bytes) -> None:
-        self.queue.append(packet)
+        self._append(packet)
         if not self.busy:
             self.busy = True
             self.fire(0, None)
@@ -399,7 +407,7 @@ class HostNic(Target):
         if not self.queue:
             self.busy = False
             return
-        packet = self.queue.popleft()
+        packet = self._popleft()
         wire = self.wire
         ser = wire.serialization_ns(len(packet))
         wire.transmit(packet, ser)
