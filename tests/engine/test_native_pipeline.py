@@ -34,7 +34,7 @@ PROGRAM = v1model(
     types="""header a_t { bit<3> x; bit<13> y; bit<48> mac; bit<16> sum; bit<8> sel; }
 header b_t { bit<32> v; bit<3> z; int<4> s; bool f; bit<64> q; }
 struct H { a_t a; b_t b; }
-struct M { bit<16> h; }
+struct M { bit<16> h; bit<128> wide; }
 """,
     parser="""parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.a); transition select(hdr.a.sel) {
@@ -64,6 +64,13 @@ struct M { bit<16> h; }
             hdr.b.v = hdr.b.v ^ (old + (bit<32>)m.h);
             if (hdr.b.s < 0) { hdr.b.z = hdr.b.z + 3w1; }
             if (hdr.b.f) { hdr.b.q = hdr.b.q + 64w1; }
+            // 32- and 48-bit sums, differences and products that wrap (in
+            // machine words when built), and one such result widened and
+            // shifted past 64 bits.
+            hdr.b.v = hdr.b.v - (bit<32>)hdr.a.sel * 32w0x9e3779b9;
+            hdr.a.mac = hdr.a.mac * 48w0x5deece66d - (bit<48>)hdr.b.v;
+            m.wide = ((bit<128>)(hdr.b.v + 32w1)) << 100;
+            hdr.b.q = hdr.b.q ^ m.wide[127:64];
         }
         else if (hdr.a.x == 3w5) { hdr.b.setValid(); hdr.b.v = 32w0xdeadbeef; }
         update_checksum(true, { hdr.a.x, hdr.a.y, hdr.a.mac, hdr.a.sel }, hdr.a.sum,
@@ -102,6 +109,8 @@ def _built_and_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
 def test_a_built_pipeline_matches_its_python_text(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     switches = list(_built_and_python(tmp_path, monkeypatch, PROGRAM))
+    # The wide unsigned arithmetic above takes the machine-word form.
+    assert len(re.findall(r"= \(_wd\d+ [-+*] ", switches[0].program.python_source)) >= 4
     for sw in switches:
         for x, action, args in ((1, "I.fwd", [3]), (5, "I.fwd", [4]), (2, "I.bump", [])):
             sw.table_add("I.t", {"hdr.a.x": x}, action, args)
