@@ -99,7 +99,8 @@ cdef class SimSwitch:
 cdef class SimHost:
     cdef dict __dict__
     cdef public Simulator sim
-    cdef public object name, mac, ip, nic, handlers
+    cdef public object name, mac, ip, handlers
+    cdef public HostNic nic  # None until linked; a C call to send through
     cdef public long long rx_packets, tx_packets
     cdef public Target _events
     cpdef receive(self, port, packet)
