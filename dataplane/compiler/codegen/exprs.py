@@ -404,23 +404,14 @@ class ExprMixin:
         is the same value modulo ``2**W``. The result is a Python object
         (declared so): a C word must not leak into wider expressions that
         shift or concatenate it."""
-        w = self.w
-
-        def word(code: str) -> str:
-            u = self.fresh("wd")
-            w.ctypes[u] = "cython.ulonglong"
-            w(f"{u} = {code}")
-            return u
-
-        # Cython makes an integer literal of 31 bits or more a Python
-        # object (and the operation Python's): such constants, the mask
-        # among them, are held in machine words too.
-        codes = [str(v.const) if v.is_const and v.const < 1 << 30 else word(v.code)
-                 for v in (a, b)]
-        mask = word(str(strip(t).mask))
+        # Constants of 31 bits or more, the mask among them, go into
+        # machine words too (``word_local``).
+        codes = [str(v.const) if v.is_const and v.const < 1 << WORD_MIN
+                 else self.word_local(v.code) for v in (a, b)]
+        mask = self.word_local(str(strip(t).mask))
         x = self.fresh("x")
-        w.ctypes[x] = "object"
-        w(f"{x} = ({codes[0]} {op} {codes[1]}) & {mask}")
+        self.w.ctypes[x] = "object"
+        self.w(f"{x} = ({codes[0]} {op} {codes[1]}) & {mask}")
         return Val(t, code=x)
 
     def fold(self: CodeGen, op: str, x: Any, y: Any, t: Type, node: ast.Node) -> Val:

@@ -1082,10 +1082,7 @@ class ExternMixin:
             terms = []
             for code, _, k in shifted:
                 if typed:
-                    t = self.fresh("f")
-                    self.w(f"{t} = {code}")
-                    self.w.ctypes[t] = "cython.ulonglong"
-                    code = t
+                    code = self.word_local(code, "f")
                 terms.append(f"(({code}) << {k})" if k else f"({code})")
             if typed:
                 self.w.ctypes[v] = "cython.ulonglong"
@@ -1131,9 +1128,7 @@ class ExternMixin:
         for valid, fields in runs:
             with self.w.block(f"if {valid}") if valid is not None else nullcontext():
                 for code, bits in fields:
-                    f = self.fresh("w")
-                    self.w.ctypes[f] = word
-                    self.w(f"{f} = {code}")
+                    f = self.word_local(code, "w")
                     with self.w.block(f"for {k} in range({bits - 8}, -1, -8)"):
                         self.w(f"{h} ^= ({f} >> {k}) & 255")
                         with self.w.block(f"for {j} in range(8)"):
@@ -1451,10 +1446,7 @@ class ExternMixin:
                 self.w(f"{slot(base, unit.leaves[0][0])} = {value}")
                 continue
             if nbytes > 1:
-                name = self.fresh("u")
-                self.w.ctypes[name] = "cython.ulonglong"
-                self.w(f"{name} = {value}")
-                value = name
+                value = self.word_local(value, "u")
             self.split_unit(base, value, unit)
 
     def split_unit(self: CodeGen, base: Any, value: str, unit: ByteUnit) -> None:
@@ -1549,10 +1541,7 @@ class ExternMixin:
             value = _joined(fields)
             nbytes = unit.bits // 8
             if nbytes > 1 and len(fields) > 1:
-                v = self.fresh("v")
-                self.w.ctypes[v] = "cython.ulonglong"
-                self.w(f"{v} = {value}")
-                value = v
+                value = self.word_local(value, "v")
             for k in range(nbytes):
                 shift = 8 * (nbytes - 1 - k)
                 byte = f"({value} >> {shift})" if shift else value

@@ -198,6 +198,17 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self._tmp += 1
         return f"_{stem}{self._tmp}"
 
+    def word_local(self, code: str, stem: str = "wd") -> str:
+        """A new local holding ``code``, declared an unsigned 64-bit machine
+        word on the compiled fast path (Python ignores the declaration):
+        the value must be within ``[0, 2**64)``. Also how a constant of 31
+        bits or more stays in machine words, since Cython types such a
+        literal as a Python int."""
+        name = self.fresh(stem)
+        self.w.ctypes[name] = "cython.ulonglong"
+        self.w(f"{name} = {code}")
+        return name
+
     def alloc(self, t: Type) -> int:
         base = self.layout.nslots
         n = slots(t)
