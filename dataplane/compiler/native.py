@@ -10,6 +10,8 @@ imports at the top, the same objects ``pipeline._globals`` hands ``exec``.
 from __future__ import annotations
 
 import ast
+import functools
+import hashlib
 import re
 from collections.abc import Mapping
 from types import ModuleType
@@ -17,13 +19,18 @@ from typing import Any
 
 from common import accel
 from common.accel_build import Job
+from common.paths import PACKAGE_ROOT
+
+# Names the built module takes from a .pxd (NATIVE_CIMPORTS) instead of
+# importing them.
+CIMPORTED = frozenset({"Entry"})
 
 
 def header(names: Mapping[str, Any]) -> str:
     """Import lines that bind ``names`` (name -> object) at module level."""
     lines = []
     for name, obj in names.items():
-        if name.startswith("__"):
+        if name.startswith("__") or name in CIMPORTED:
             continue
         if isinstance(obj, ModuleType):
             lines.append(f"import {obj.__name__}" if obj.__name__ == name
@@ -34,6 +41,7 @@ def header(names: Mapping[str, Any]) -> str:
 
 
 NATIVE_CIMPORTS = """\
+from cython.cimports.dataplane.runtime.tables import Entry
 from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING
 from cython.cimports.cpython.object import PyObject, PyObject_IsTrue
 from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
@@ -134,8 +142,18 @@ def unchecked_tests(text: str) -> str:
 _DIRECTIVES = "# cython: always_allow_keywords=False\n"
 
 
+@functools.cache
+def _layouts() -> str:
+    """A comment line naming the extension types' layouts the built module
+    was compiled against (the .pxd files it cimports): a build keyed by its
+    source is then rebuilt, not loaded against a changed layout."""
+    digest = hashlib.sha256(PACKAGE_ROOT.joinpath(
+        "dataplane", "runtime", "tables.pxd").read_bytes()).hexdigest()[:16]
+    return f"# tables.pxd {digest}\n"
+
+
 def full_source(text: str, names: Mapping[str, Any]) -> str:
-    return (_DIRECTIVES + header(names) + NATIVE_CIMPORTS
+    return (_DIRECTIVES + _layouts() + header(names) + NATIVE_CIMPORTS
             + unchecked_tests(unchecked_stores(text)))
 
 

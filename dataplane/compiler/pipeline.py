@@ -30,6 +30,7 @@ from dataplane.compiler.options import current as current_options
 from dataplane.compiler.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
 from dataplane.runtime import externs as rt_externs
 from dataplane.runtime import support
+from dataplane.runtime.tables import Entry
 
 
 @dataclass
@@ -72,6 +73,7 @@ def _globals() -> dict[str, Any]:
         "verify_checksum": rt_externs.verify_checksum,
         "update_checksum": rt_externs.update_checksum,
         "Struct": struct.Struct,
+        "Entry": Entry,
         "cython": cython,
         "__builtins__": __builtins__,
     }

@@ -3,9 +3,10 @@ computes what its Python text computes: the same program compiled both
 ways, 400 random packets through each, byte for byte. The program mixes
 what generated code does most: extract (read byte by byte when compiled)
 and emit with fields across byte boundaries, signed, bool and 64-bit
-fields, arithmetic that wraps, a checksum, a hash, a register, two tables
-(their hit, miss and action_run, an action of two arguments) and a header
-made valid or invalid."""
+fields, arithmetic that wraps, a checksum, a hash, a register, three tables
+(their hit, miss and action_run, an action of two arguments, a direct
+counter, an action profile's members) and a header made valid or
+invalid."""
 
 from __future__ import annotations
 
@@ -47,7 +48,12 @@ struct M { bit<16> h; bit<128> wide; }
     action fwd(bit<9> port) { sm.egress_spec = port; }
     action bump() { hdr.a.y = hdr.a.y + 13w8000; sm.egress_spec = 2; }
     action tag(bit<16> v, bit<8> w) { hdr.a.sum = v; hdr.a.sel = w; }
-    table t { key = { hdr.a.x : exact; } actions = { fwd; bump; } default_action = bump(); }
+    action mark(bit<8> v) { hdr.a.sel = hdr.a.sel ^ v; }
+    direct_counter(CounterType.packets_and_bytes) t_hits;
+    table t { key = { hdr.a.x : exact; } actions = { fwd; bump; } default_action = bump();
+              counters = t_hits; }
+    table t3 { key = { hdr.a.x : exact; } actions = { mark; NoAction; }
+               implementation = action_profile(32w4); default_action = NoAction(); }
     table t2 { key = { hdr.a.y : exact; } actions = { tag; NoAction; }
                default_action = NoAction(); }
     apply {
@@ -56,6 +62,7 @@ struct M { bit<16> h; bit<128> wide; }
             tag: { sm.egress_spec = sm.egress_spec + 9w1; }
             default: { hdr.a.mac = hdr.a.mac ^ 48w0xff; }
         }
+        t3.apply();
         hash(m.h, HashAlgorithm.crc16, 16w0, { hdr.a.mac, hdr.a.y }, 16w65535);
         bit<32> old;
         seen.read(old, (bit<32>)hdr.a.x);
@@ -118,6 +125,8 @@ def test_a_built_pipeline_matches_its_python_text(
         # for an eighth of the 8,192 values of hdr.a.y.
         for y in range(0, 8192, 8):
             sw.table_add("I.t2", {"hdr.a.y": y}, "I.tag", [y * 7 % 65536, y % 251])
+        for x in (1, 4, 6):  # each a member of the action profile
+            sw.table_add("I.t3", {"hdr.a.x": x}, "I.mark", [x * 37])
     rng = random.Random(7)
     outputs = 0
     for i in range(400):
@@ -133,6 +142,10 @@ def test_a_built_pipeline_matches_its_python_text(
         assert a == b, frame.hex()
         outputs += bool(a)
     assert outputs > 200
+    # The direct counter of every entry of t counted alike in both.
+    counts = [sorted((e.args, e.packets, e.bytes) for e in sw.table("I.t").entries)
+              for sw in switches]
+    assert counts[0] == counts[1] and sum(c[1] for c in counts[0]) > 50
 
 
 def test_the_stores_over_item_pointers_keep_no_reference(

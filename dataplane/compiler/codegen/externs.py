@@ -533,7 +533,10 @@ class ExternMixin:
             w(f"e = L{idx}({keys})" if key_codes or profile is not None else "e = None")
             # Every action's arguments are a tuple (entries, members and
             # defaults keep them so): compiled, an argument is a C item read.
-            w.ctypes.update({"a": "cython.long", "hit": "cython.long", "args": "tuple"})
+            # The hit entry is an Entry (an extension type when compiled:
+            # its action and arguments are struct members).
+            w.ctypes.update({"a": "cython.long", "hit": "cython.long", "args": "tuple",
+                             "e": "Entry"})
             with w.block("if e is None"):
                 w(f"a = TD{idx}[0]")
                 w(f"args = TD{idx}[1]")
