@@ -1,10 +1,14 @@
 # Cython's view of switch.py on the compiled fast path (common.accel):
 # EgressJob, made once per packet-hop, as an extension type, so the egress
-# closure (which declares its job one) reads the four fields as struct
-# members instead of looking them up by name. Python ignores this file; the
+# closure (which declares its job one) reads its fields as struct members
+# instead of looking them up by name. Python ignores this file; the
 # attributes are those of __slots__, all plain objects.
 cdef class EgressJob:
     cdef public object port, state, payload, length
+    # Machine words: the sim's egress port stores them in C while the job
+    # waits (no tuple and no integer objects per queued packet).
+    cdef public long long enq_ns
+    cdef public Py_ssize_t enq_depth
 
 # The compiled reset of a finished state (switch._reset): a loop over the
 # state's and the template's item pointers, storing only slots that differ,

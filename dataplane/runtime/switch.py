@@ -52,13 +52,17 @@ class EgressJob:
     ``__init__``, which the compiled fast path compiles (a dataclass's
     generated ``__init__`` would stay interpreted)."""
 
-    __slots__ = ("port", "state", "payload", "length")
+    __slots__ = ("port", "state", "payload", "length", "enq_ns", "enq_depth")
 
     def __init__(self, port: int, state: list[Any], payload: bytes, length: int) -> None:
         self.port = port
         self.state = state
         self.payload = payload
         self.length = length  # packet_length seen by egress (bytes)
+        # A target's queue metadata while the job waits in its queue (the
+        # sim's egress port: time in nanoseconds, packets ahead of it).
+        self.enq_ns = 0
+        self.enq_depth = 0
 
     def __repr__(self) -> str:
         return (f"EgressJob(port={self.port}, length={self.length}, "

@@ -41,7 +41,11 @@ cdef class EgressPort(Target):
     cdef public Py_ssize_t depth
     cdef public long long gap_ns, free_at, drops, tx_packets, tx_bytes, max_depth
     cdef public bint busy
+    # The depth a machine word: compared with the limit and stored in the
+    # job in C (inferred, it was an integer object).
+    @cython.locals(depth=Py_ssize_t)
     cpdef enqueue(self, EgressJob job)
+    @cython.locals(job=EgressJob)
     cpdef void fire(self, long long kind, object arg) except *
     # Times in machine words: nanoseconds since the run began fit 64 bits
     # for 292 years, and // on them keeps Python's floor semantics.

@@ -101,7 +101,8 @@ class EgressPort(Target):
         self.switch = switch
         self.port = port
         self.wire = wire
-        self.queue: deque[tuple[EgressJob, int, int]] = deque()
+        # Waiting jobs, each with its enqueue time and depth (enq_ns, enq_depth).
+        self.queue: deque[EgressJob] = deque()
         # The queue's methods bound once: compiled, a call of a bound method
         # skips the lookup by name that calling ``queue.append`` makes.
         self._append = self.queue.append
@@ -134,7 +135,9 @@ class EgressPort(Target):
             self.max_depth = depth + 1
         now = self.sim.now_ns
         if self.busy:
-            self._append((job, now, depth))
+            job.enq_ns = now
+            job.enq_depth = depth
+            self._append(job)
             return
         self.busy = True
         if self.free_at <= now:
@@ -142,13 +145,15 @@ class EgressPort(Target):
             # event, and the packet never sits in the (empty) queue.
             self._serve(job, now, 0)
         else:
-            self._append((job, now, depth))
+            job.enq_ns = now
+            job.enq_depth = depth
+            self._append(job)
             self.sim.push_to(self.free_at, self, 0, None)
 
     def fire(self, kind: int, arg: Any) -> None:
         """The head of the line's turn (the port's one event)."""
-        job, enq_ns, enq_depth = self._popleft()
-        self._serve(job, enq_ns, enq_depth)
+        job = self._popleft()
+        self._serve(job, job.enq_ns, job.enq_depth)
 
     def _serve(self, job: EgressJob, enq_ns: int, enq_depth: int) -> None:
         """Egress and transmission of the packet at the head of the line;
