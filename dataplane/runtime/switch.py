@@ -472,6 +472,12 @@ class Switch:
         n_slots = cython.declare(cython.Py_ssize_t, len(template))
         gaps = self._gaps
         free = cython.declare(list, self._free)
+        # The pool's bound and the drop port as machine words in the cells:
+        # compiled, a test against a module's integer object is a lookup by
+        # name and a comparison of two objects.
+        free_max = cython.declare(cython.Py_ssize_t, FREE_STATES)
+        drop_port = cython.declare(cython.long, DROP_PORT)
+        normal: Any = NORMAL  # a cell, not a lookup by name per packet
         whole: Any = [(0, len(template), template)]
         if cython.compiled:
             # The compiled reset reads its runs as machine words, from one
@@ -479,12 +485,13 @@ class Switch:
             # (per-switch tuples of integer objects went cold between hops).
             gaps, whole = _packed_spans(gaps), _packed_spans(whole)
 
+        @cython.locals(s=list)
         def recycle(s: list[Any]) -> None:
             """Keep a finished state for the next packet, reset to the
             template: only the slots outside long stacks unless the mark
             says the packet's code may have stored into one."""
-            _reset(s, template, whole if s[mark] else gaps)
-            if len(free) < FREE_STATES:
+            _reset(s, template, whole if s[mark] != 0 else gaps)
+            if len(free) < free_max:
                 if cython.compiled:  # no reallocation (items.pxd)
                     _push_item(free, s)  # noqa: F821 (cimported in switch.pxd)
                 else:
@@ -492,7 +499,9 @@ class Switch:
 
         @cython.boundscheck(False)
         @cython.wraparound(False)
-        @cython.locals(s=list, frame=bytes, cur=cython.Py_ssize_t, size=cython.Py_ssize_t)
+        # The length an integer object: made once, for the state and the job.
+        @cython.locals(s=list, frame=bytes, cur=cython.Py_ssize_t, size=cython.Py_ssize_t,
+                       length=object)
         def ingress_hop(port: int, data: bytes, instance_type: int,
                         preserved: tuple[list[Any], int] | None, ts: int | None
                         ) -> EgressJob | tuple[list[EgressJob], Sequence[tuple]] | None:
@@ -569,13 +578,13 @@ class Switch:
                     jobs.append(EgressJob(p, c, payload, length))
                 return jobs, ()
             egress_spec = s[i_spec]
-            if egress_spec == DROP_PORT:
+            if cython.cast(cython.long, egress_spec) == drop_port:
                 n_dropped += 1
                 if mark >= 0:
                     recycle(s)
                 return None if jobs is None else (jobs, ())
             if cython.compiled:
-                _put(s, i_type, NORMAL)  # noqa: F821
+                _put(s, i_type, normal)  # noqa: F821
             else:
                 s[i_type] = NORMAL
             job = EgressJob(egress_spec, s, payload, length)
@@ -657,7 +666,7 @@ class Switch:
                     deparser(c)
                     length = sum(map(len, out)) + c[k_cur] + len(job.payload)
                     clones = [EgressJob(mport, c, job.payload, length)]
-            if s[i_spec] == DROP_PORT:
+            if cython.cast(cython.long, s[i_spec]) == drop_port:
                 n_dropped += 1
                 if mark >= 0:
                     recycle(s)
