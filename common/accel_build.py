@@ -88,6 +88,10 @@ def build(job: Job, *, flags: Sequence[str] = (), workdir: Path | None = None,
                 Path(tmp, "include", *packages[:depth], "__init__.py").touch()
             (where / f"{last}.pxd").write_text(job.pxd, encoding="utf-8")
             include = ["-I", str(Path(tmp, "include"))]
+        # The project's own .pxd files that a module or a pipeline cimports
+        # (the simulator's layout, the table entry), wherever the build is
+        # started from: Cython looks for them on its include path.
+        include += ["-I", str(PACKAGE_ROOT)]
         c_file = Path(tmp) / "module.c"
         cython = [sys.executable, "-m", "cython", "--module-name", job.name, *include,
                   *(arg for d in DIRECTIVES for arg in ("-X", d)), "-o", str(c_file), str(src)]

@@ -204,3 +204,17 @@ def test_a_modules_key_covers_the_declarations_it_cimports() -> None:
     events = accel.module_source(sim / "events.py")
     own = (sim / "events.py").read_bytes() + b"\0pxd\0" + (sim / "events.pxd").read_bytes()
     assert events == own + b"\0pxd\0" + items.read_bytes()
+
+
+def test_a_module_that_cimports_project_declarations_builds_from_any_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``intbed accel build`` started outside the checkout: the simulator's
+    declarations cimport the engine's item helpers (items.pxd), which
+    Cython must find on its include path, not in the current directory."""
+    if (why := _have_compiler()) is not None:
+        pytest.skip(why)
+    monkeypatch.chdir(tmp_path)
+    job = module_job("dataplane.targets.sim.events")
+    assert job.pxd is not None and "dataplane.runtime.items" in job.pxd
+    out = build(job, out=tmp_path / "events.so")
+    assert out.is_file() and out.stat().st_size > 0

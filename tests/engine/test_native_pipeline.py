@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import hashlib
 import random
 import re
 import sys
@@ -19,6 +20,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import cython
 import pytest
 from v1model_text import v1model
 
@@ -26,8 +28,9 @@ from common import accel
 from common.accel_build import build, compiler
 from common.errors import IntbedError
 from dataplane.compiler.frontend.parser import parse_file
-from dataplane.compiler.native import unchecked_stores, unchecked_tests
+from dataplane.compiler.native import full_source, unchecked_stores, unchecked_tests
 from dataplane.compiler.pipeline import compile_program, native_job
+from dataplane.runtime import tables
 from dataplane.runtime.switch import EgressJob, Switch
 from tests.crc_reference import crc16_arc
 
@@ -194,6 +197,17 @@ def _fixed_slot(node: ast.AST) -> bool:
     """``s[<int>]``."""
     return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
             and node.value.id == "s" and isinstance(node.slice, ast.Constant))
+
+
+def test_a_built_pipelines_key_names_the_entry_layout_it_cimports() -> None:
+    """A built pipeline declares its hit entry a ``tables.Entry`` (cimported):
+    its source, and so its key, names the digest of tables.pxd, so a
+    changed layout is built again rather than loaded."""
+    pxd = Path(tables.__file__).with_suffix(".pxd").read_bytes()
+    text = full_source("def make(X):\n    return {}\n", {"cython": cython})
+    assert hashlib.sha256(pxd).hexdigest()[:16] in text
+    assert "from cython.cimports.dataplane.runtime.tables import Entry" in text
+    assert "import Entry as Entry" not in text
 
 
 def test_unchecked_stores_rewrites_exactly_the_single_stores_into_fixed_slots() -> None:
