@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import cython
+
 from dataplane.targets.sim.events import NS_PER_US, Simulator, Target
 from dataplane.targets.sim.network import SimHost
 from traffic.receiver import Receiver
+
+_NS_PER_US = cython.declare(cython.longlong, NS_PER_US)  # a machine word when compiled
 
 
 class Playback(Target):
@@ -44,7 +48,8 @@ class Playback(Target):
         if nxt is None:
             return
         sim = self._sim
-        when = nxt[0] * NS_PER_US
+        when = nxt[0]
+        when *= _NS_PER_US
         if when < sim.now_ns:
             when = sim.now_ns
         sim.push_to(when, self, 0, nxt[1])
@@ -60,6 +65,5 @@ def play(sim: Simulator, host: SimHost, events: Iterable[tuple[int, bytes]]) -> 
 def record(host: SimHost, receiver: Receiver | None = None) -> Receiver:
     """Record every frame ``host`` receives (arrival time in microseconds)."""
     rx = receiver if receiver is not None else Receiver(host.name)
-    receive = rx.receive  # bound once: a call per packet, not a lookup and a call
-    host.handlers.append(lambda h, frame, now_ns: receive(frame, now_ns // NS_PER_US))
+    host.handlers.append(rx.on_arrival)
     return rx

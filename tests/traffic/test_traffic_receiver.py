@@ -99,6 +99,20 @@ def run_line(loss_every: int, delay: int) -> tuple[SentLog, Receiver]:
     return sender.log, rx
 
 
+def test_a_hosts_handler_records_the_arrival_in_microseconds() -> None:
+    """``on_arrival`` (a simulated host's handler, time in nanoseconds)
+    records what ``receive`` records for the same time in microseconds,
+    floored."""
+    frame = PacketFactory(FLOW).packet(7)
+    via_handler, direct = Receiver("a"), Receiver("b")
+    for ns in (0, 999, 1_000, 12_345_678_999):
+        via_handler.on_arrival(object(), frame, ns)
+        direct.receive(frame, ns // 1000)
+    assert via_handler.times_us == [0, 0, 1, 12_345_678]
+    assert via_handler.records() == direct.records()
+    assert via_handler.keys[0] == KEY and via_handler.seqs[0] == 7
+
+
 def test_stats_loss_duplicates_latency() -> None:
     sent, rx = run_line(loss_every=10, delay=100)
     st = rx.stats(sent)
