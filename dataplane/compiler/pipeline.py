@@ -56,6 +56,10 @@ class CompiledProgram:
     native: bool = False
     """True when the generated code runs as a built extension
     (``dataplane.compiler.native``), not as Python text."""
+    reads_payload: bool = True
+    """Whether the generated code reads the payload slot (a
+    ``*_with_payload`` checksum); when it does not, the engine passes the
+    payload along as the frame and an offset, never copied on its own."""
 
 
 def _globals() -> dict[str, Any]:
@@ -121,6 +125,7 @@ def compile_program(program: Program, source: Path, *,
         error_names=list(gen.error.members),
         runnable=gen.main is not None,
         empty_blocks=frozenset(k for k, fn in gen.blocks.items() if fn in gen.empty_funcs),
+        reads_payload=gen.reads_payload,
     )
 
 

@@ -4,7 +4,9 @@
 # instead of looking them up by name. Python ignores this file; the
 # attributes are those of __slots__, all plain objects.
 cdef class EgressJob:
-    cdef public object port, state, payload, length
+    cdef public object port, state, length
+    cdef public bytes frame
+    cdef public Py_ssize_t offset
     # Machine words: the sim's egress port stores them in C while the job
     # waits (no tuple and no integer objects per queued packet).
     cdef public long long enq_ns
@@ -29,10 +31,11 @@ ctypedef Py_ssize_t* _ssize_p
                lo=Py_ssize_t, hi=Py_ssize_t, r=Py_ssize_t, runs=_ssize_p)
 cdef void _reset(list s, list template, bytes spans) except *
 
-# The deparse buffer's first n bytes and the payload as one bytes object:
-# two memcpy into a bytes object made at its final size.
+# The deparse buffer's first n bytes and the payload (a frame from an
+# offset) as one bytes object: two memcpy into a bytes object made at its
+# final size.
 @cython.locals(size=Py_ssize_t, p=cython.p_char)
-cdef bytes _joined(bytearray buffer, Py_ssize_t n, bytes payload)
+cdef bytes _joined(bytearray buffer, Py_ssize_t n, bytes frame, Py_ssize_t offset)
 
 # The hop functions' stores into fixed slots of a state (_put): the hop
 # functions store only into slots of the template, and every state they

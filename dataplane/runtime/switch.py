@@ -52,21 +52,31 @@ class EgressJob:
     ``__init__``, which the compiled fast path compiles (a dataclass's
     generated ``__init__`` would stay interpreted)."""
 
-    __slots__ = ("port", "state", "payload", "length", "enq_ns", "enq_depth")
+    __slots__ = ("port", "state", "frame", "offset", "length", "enq_ns", "enq_depth")
 
-    def __init__(self, port: int, state: list[Any], payload: bytes, length: int) -> None:
+    def __init__(self, port: int, state: list[Any], frame: bytes, length: int,
+                 offset: int = 0) -> None:
         self.port = port
         self.state = state
-        self.payload = payload
+        # The payload is frame[offset:]: the frame the packet arrived in
+        # and where its parsed headers ended, so ingress need not copy it
+        # out (a program that reads the payload slot gets a copy there).
+        self.frame = frame
+        self.offset = offset
         self.length = length  # packet_length seen by egress (bytes)
         # A target's queue metadata while the job waits in its queue (the
         # sim's egress port: time in nanoseconds, packets ahead of it).
         self.enq_ns = 0
         self.enq_depth = 0
 
+    @property
+    def payload(self) -> bytes:
+        """The bytes after the parsed headers (a copy unless the offset is 0)."""
+        return self.frame[self.offset:] if self.offset else self.frame
+
     def __repr__(self) -> str:
         return (f"EgressJob(port={self.port}, length={self.length}, "
-                f"payload={len(self.payload)} bytes)")
+                f"payload={len(self.frame) - self.offset} bytes)")
 
 
 @dataclass(slots=True)
@@ -477,6 +487,9 @@ class Switch:
         # name and a comparison of two objects.
         free_max = cython.declare(cython.Py_ssize_t, FREE_STATES)
         drop_port = cython.declare(cython.long, DROP_PORT)
+        # Only a program that reads the payload slot gets the payload copied
+        # into it; a job carries the frame and the payload's offset.
+        copy_payload = cython.declare(cython.bint, self.program.reads_payload)
         normal: Any = NORMAL  # a cell, not a lookup by name per packet
         whole: Any = [(0, len(template), template)]
         if cython.compiled:
@@ -540,18 +553,21 @@ class Switch:
                     s[i_perr] = reject.code
             frame = data
             cur = s[k_cur]
-            if cython.compiled:
-                # One copy by C: Cython slices bytes through Python's
-                # generic protocol (a slice object; some 500 instructions).
-                size = len(frame)
-                if cur > size:
-                    cur = size
-                payload = PyBytes_FromStringAndSize(  # noqa: F821 (switch.pxd)
-                    PyBytes_AS_STRING(frame) + cur, size - cur)  # noqa: F821
-                _put(s, k_payload, payload)  # noqa: F821
-            else:
-                payload = frame[cur:]
-                s[k_payload] = payload
+            size = len(frame)
+            if cur > size:
+                cur = size
+            if copy_payload:
+                if cython.compiled:
+                    # One copy by C: Cython slices bytes through Python's
+                    # generic protocol (a slice object; some 500 instructions).
+                    payload = PyBytes_FromStringAndSize(  # noqa: F821 (switch.pxd)
+                        PyBytes_AS_STRING(frame) + cur, size - cur)  # noqa: F821
+                    _put(s, k_payload, payload)  # noqa: F821
+                else:
+                    payload = frame[cur:]
+                    s[k_payload] = payload
+                frame = payload
+                cur = 0
             try:
                 if verify is not None:
                     verify(s)
@@ -575,7 +591,7 @@ class Switch:
                     c = s.copy()
                     if i_rid >= 0:
                         c[i_rid] = rid
-                    jobs.append(EgressJob(p, c, payload, length))
+                    jobs.append(EgressJob(p, c, frame, length, cur))
                 return jobs, ()
             egress_spec = s[i_spec]
             if cython.cast(cython.long, egress_spec) == drop_port:
@@ -587,7 +603,7 @@ class Switch:
                 _put(s, i_type, normal)  # noqa: F821
             else:
                 s[i_type] = NORMAL
-            job = EgressJob(egress_spec, s, payload, length)
+            job = EgressJob(egress_spec, s, frame, length, cur)
             if jobs is None:
                 return job  # most packets: one job, nothing else
             jobs.append(job)
@@ -664,17 +680,18 @@ class Switch:
                         out.clear()
                     c[k_cur] = 0
                     deparser(c)
-                    length = sum(map(len, out)) + c[k_cur] + len(job.payload)
-                    clones = [EgressJob(mport, c, job.payload, length)]
+                    length = sum(map(len, out)) + c[k_cur] + len(job.frame) - job.offset
+                    clones = [EgressJob(mport, c, job.frame, length, job.offset)]
             if cython.cast(cython.long, s[i_spec]) == drop_port:
                 n_dropped += 1
                 if mark >= 0:
                     recycle(s)
                 return (), clones, ()
-            if cython.compiled:
-                _put(s, k_payload, job.payload)  # noqa: F821
-            else:
-                s[k_payload] = job.payload
+            if copy_payload:
+                if cython.compiled:
+                    _put(s, k_payload, job.payload)  # noqa: F821
+                else:
+                    s[k_payload] = job.payload
             if compute is not None:
                 try:
                     compute(s)
@@ -689,7 +706,7 @@ class Switch:
             deparser(s)
             stored = s[k_cur]
             if stored and not out:  # compiled, the common case
-                packet = _joined(dbuf, stored, job.payload)
+                packet = _joined(dbuf, stored, job.frame, job.offset)
             else:
                 if stored:
                     out.append(bytes(dbuf[:stored]))
@@ -797,17 +814,18 @@ def _reset(s, template, spans):  # noqa: ANN001, ANN202 (typed in switch.pxd)
             s[lo:hi] = piece
 
 
-def _joined(buffer, n, payload):  # noqa: ANN001, ANN202 (typed in switch.pxd)
-    """The first ``n`` bytes of the deparse buffer, then the payload: one
-    new bytes object, filled by two copies when compiled."""
+def _joined(buffer, n, frame, offset):  # noqa: ANN001, ANN202 (typed in switch.pxd)
+    """The first ``n`` bytes of the deparse buffer, then ``frame`` from
+    ``offset`` on (the payload): one new bytes object, filled by two
+    copies when compiled."""
     if cython.compiled:
-        size = len(payload)
+        size = len(frame) - offset
         out = PyBytes_FromStringAndSize(cython.NULL, n + size)  # noqa: F821
         p = PyBytes_AS_STRING(out)  # noqa: F821
         memcpy(p, PyByteArray_AS_STRING(buffer), n)  # noqa: F821
-        memcpy(p + n, PyBytes_AS_STRING(payload), size)  # noqa: F821
+        memcpy(p + n, PyBytes_AS_STRING(frame) + offset, size)  # noqa: F821
         return out
-    return bytes(buffer[:n]) + payload
+    return bytes(buffer[:n]) + frame[offset:]
 
 
 def _gaps(template: list[Any], spans: list[tuple[int, int]]

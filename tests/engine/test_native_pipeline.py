@@ -27,10 +27,10 @@ from v1model_text import v1model
 from common import accel
 from common.accel_build import build, compiler
 from common.errors import IntbedError
+from common.paths import PACKAGE_ROOT
 from dataplane.compiler.frontend.parser import parse_file
 from dataplane.compiler.native import full_source, unchecked_stores, unchecked_tests
 from dataplane.compiler.pipeline import compile_program, native_job
-from dataplane.runtime import tables
 from dataplane.runtime.switch import EgressJob, Switch
 from tests.crc_reference import crc16_arc
 
@@ -203,7 +203,7 @@ def test_a_built_pipelines_key_names_the_entry_layout_it_cimports() -> None:
     """A built pipeline declares its hit entry a ``tables.Entry`` (cimported):
     its source, and so its key, names the digest of tables.pxd, so a
     changed layout is built again rather than loaded."""
-    pxd = Path(tables.__file__).with_suffix(".pxd").read_bytes()
+    pxd = PACKAGE_ROOT.joinpath("dataplane", "runtime", "tables.pxd").read_bytes()
     text = full_source("def make(X):\n    return {}\n", {"cython": cython})
     assert hashlib.sha256(pxd).hexdigest()[:16] in text
     assert "from cython.cimports.dataplane.runtime.tables import Entry" in text

@@ -569,6 +569,12 @@ class ExternMixin:
             assert w.lines is saved_lines
         return sym.func
 
+    def payload_read(self: CodeGen) -> str:
+        """A read of the payload slot (6: generator.PAYLOAD), noted so that
+        the engine fills that slot for this program."""
+        self.reads_payload = True
+        return "s[6]"
+
     def index_local(self: CodeGen, name: str, idx: Val) -> None:
         """Compiled, a register index of an unsigned type narrower than a
         machine word is one (``Py_ssize_t``): the cells (a typed list, RVk)
@@ -1224,7 +1230,7 @@ class ExternMixin:
             data = self.field_list(args[1])
             ck = self.ev(args[2])
             algo = self.algo_name(args[3])
-            payload = f"s[{6}]" if name.endswith("payload") else "b''"
+            payload = self.payload_read() if name.endswith("payload") else "b''"
             cerr = std.get("checksum_error")
             with self.w.block(f"if {c.code} and not verify_checksum({algo!r}, {data}, "
                               f"{ck.code}, {payload})"):
@@ -1236,7 +1242,7 @@ class ExternMixin:
             data = self.field_list(args[1])
             lv = self.lval(args[2])
             algo = self.algo_name(args[3])
-            payload = f"s[{6}]" if name.endswith("payload") else "b''"
+            payload = self.payload_read() if name.endswith("payload") else "b''"
             width = field_bits(strip(lv.type))
             with self.w.block(f"if {c.code}"):
                 self.store(lv, Val(lv.type, code=f"update_checksum({algo!r}, {data}, {width}, "

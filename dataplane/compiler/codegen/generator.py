@@ -176,6 +176,9 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         self._generated: dict[Any, Any] = {}
         self.blocks: dict[str, str] = {}
         self.empty_funcs: set[str] = set()  # generated functions that do nothing
+        # Whether generated code reads the payload slot (a *_with_payload
+        # checksum): the engine fills that slot only for such programs.
+        self.reads_payload = False
         self.register_lists: set[int] = set()  # registers whose cells code indexes itself
         self.digests: dict[str, int] = {}
         self.value_sets: list[Any] = []
