@@ -14,6 +14,7 @@ import pytest
 from dataplane.compiler.frontend.parser import parse_file
 from dataplane.compiler.pipeline import compile_program
 from dataplane.runtime.switch import EgressJob, Switch
+from tests.crc_reference import internet_checksum
 
 PROGRAM = """#include <core.p4>
 #include <v1model.p4>
@@ -36,16 +37,6 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
 """
 
 
-def _csum16(data: bytes) -> int:
-    """RFC 1071's Internet checksum, written out here as the reference."""
-    if len(data) % 2:
-        data += b"\0"
-    total = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def _switch(tmp_path: Path, update: str) -> Switch:
     src = tmp_path / f"{update}.p4"
     src.write_text(PROGRAM.replace("UPDATE", update))
@@ -66,7 +57,7 @@ def test_the_payload_reaches_egress_whether_or_not_the_program_reads_it(
         [(port, out)] = sw.process(1, frame)
         covered = bytes([a]) + (payload if reads else b"")
         assert port == 2
-        assert out == bytes([a]) + _csum16(covered).to_bytes(2, "big") + payload, size
+        assert out == bytes([a]) + internet_checksum(covered).to_bytes(2, "big") + payload, size
 
 
 def test_a_job_names_its_payload_by_frame_and_offset() -> None:
