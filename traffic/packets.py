@@ -256,6 +256,8 @@ class PacketFactory:
         "_tcp",
         "_udp_csum",
         "_payload_size",
+        "_sport",
+        "_dport",
     )
 
     def __init__(self, flow: FlowSpec) -> None:
@@ -278,6 +280,10 @@ class PacketFactory:
         self._pay_off = l4 + (TCP_LEN if tcp else UDP_LEN)
         self._udp_csum = flow.udp_checksum
         self._payload_size = flow.payload_size
+        # The flow's ports, read per packet (compiled, machine words; the
+        # flow is frozen).
+        self._sport = flow.sport
+        self._dport = flow.dport
         # The fields that change per packet are zero in the prototype, so the
         # bases are the sums of what stays.
         self._ip_base = ones_sum(bytes(template[ETH_LEN:l4]))
@@ -298,17 +304,13 @@ class PacketFactory:
     # in place, and the frame is one new bytes object copied from the
     # template and patched by C stores (_put_be) before anyone sees it;
     # Python ignores the declarations and patches a bytearray with struct.
-    @cython.locals(ip_id=cython.ulonglong, s=cython.ulonglong, total=cython.ulonglong,
-                   t=cython.ulonglong, ck=cython.ulonglong, ip_ck=cython.ulonglong,
-                   sp=cython.ulonglong, dp=cython.ulonglong, buf=bytearray,
-                   p=cython.p_uchar, tcp=cython.bint, csum=cython.bint)
     def packet(self, seq: int, sport: int | None = None, dport: int | None = None) -> bytes:
         """Frame of packet ``seq``; ``sport``/``dport`` override the flow's."""
         ip_id = seq & 0xFFFF
         total = self._ip_base + ip_id
         ip_ck = (total % 0xFFFF or (0xFFFF if total else 0)) ^ 0xFFFF  # fold(), inlined
-        sp = self.flow.sport if sport is None else sport
-        dp = self.flow.dport if dport is None else dport
+        sp = self._sport if sport is None else sport
+        dp = self._dport if dport is None else dport
         if (sp | dp) >> 16:
             raise ValueError(f"ports {sp}, {dp}: each must fit 16 bits")
         s = seq & 0xFFFF_FFFF_FFFF_FFFF

@@ -113,8 +113,8 @@ class Sender:
         return PacketFactory(flow)
 
     # Compiled: the factories a typed list read by a machine-word index,
-    # the log's record a C call.
-    @cython.locals(by_code=list, code=cython.Py_ssize_t, log=SentLog)
+    # the log's record and a factory's packet C calls.
+    @cython.locals(by_code=list, code=cython.Py_ssize_t, log=SentLog, factory=PacketFactory)
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         """``(time_us, frame)`` per event, in time order."""
         s = self.schedule
