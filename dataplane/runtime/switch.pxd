@@ -11,6 +11,7 @@ cdef class EgressJob:
     # waits (no tuple and no integer objects per queued packet).
     cdef public long long enq_ns
     cdef public Py_ssize_t enq_depth
+    cdef public object enq_us
 
 # The compiled reset of a finished state (switch._reset): a loop over the
 # state's and the template's item pointers, storing only slots that differ,

@@ -52,7 +52,7 @@ class EgressJob:
     ``__init__``, which the compiled fast path compiles (a dataclass's
     generated ``__init__`` would stay interpreted)."""
 
-    __slots__ = ("port", "state", "frame", "offset", "length", "enq_ns", "enq_depth")
+    __slots__ = ("port", "state", "frame", "offset", "length", "enq_ns", "enq_depth", "enq_us")
 
     def __init__(self, port: int, state: list[Any], frame: bytes, length: int,
                  offset: int = 0) -> None:
@@ -68,6 +68,10 @@ class EgressJob:
         # sim's egress port: time in nanoseconds, packets ahead of it).
         self.enq_ns = 0
         self.enq_depth = 0
+        # The switch's timestamp of the instant the job was enqueued, when
+        # the target that enqueued it holds it as an integer object already
+        # (the sim's ingress: the same instant), else None.
+        self.enq_us: int | None = None
 
     @property
     def payload(self) -> bytes:

@@ -6,6 +6,8 @@ import math
 import struct
 from pathlib import Path
 
+import pytest
+
 from common.seeds import stream
 from dataplane.compiler.pipeline import compile_file
 from dataplane.runtime.switch import Switch
@@ -17,11 +19,13 @@ QM = struct.Struct("!IIII6s6sI")
 
 
 def two_hosts(seed: int = 0, *, rate_pps: float | None = None, depth: int = 64,
-              loss: float = 0.0, bandwidth_bps: int = 10**9, delay_ns: int = 10_000):
+              loss: float = 0.0, bandwidth_bps: int = 10**9, delay_ns: int = 10_000,
+              clock_offset_us: int = 0):
     """h1 -- s1 -- h2 with the queue settings on s1's port 2 (toward h2)."""
     sim = Simulator()
     sw = SimSwitch(sim, "s1", Switch(compile_file(PROGRAM), seed=seed,
-                                     clock=lambda: sim.now_ns // 1000))
+                                     clock=lambda: sim.now_ns // 1000),
+                   clock_offset_us=clock_offset_us)
     h1 = SimHost(sim, "h1", "00:00:00:00:00:01", "10.0.0.1")
     h2 = SimHost(sim, "h2", "00:00:00:00:00:02", "10.0.0.2")
     mk = dict(bandwidth_bps=bandwidth_bps, delay_ns=delay_ns)
@@ -76,6 +80,29 @@ def test_rate_limited_queue_fills_to_depth_and_drops_the_excess() -> None:
     assert gaps == {1_000_000}
     # deq_qdepth: what is left behind; the last packet leaves an empty queue.
     assert metas[-1][1] == 0
+
+
+@pytest.mark.parametrize("offset_us", [0, 12_345])
+def test_queue_timestamps_are_the_instants_of_ingress_and_departure(offset_us: int) -> None:
+    """enq_timestamp is the switch's clock when ingress ran (the packet is
+    enqueued that instant), egress_global_timestamp its clock at departure
+    (when the frame starts onto the link), deq_timedelta the whole
+    microseconds between the two instants."""
+    sim, sw, h1, received = two_hosts(rate_pps=1000, depth=64, clock_offset_us=offset_us)
+    send_at_rate(sim, h1, 300, 2000)
+    sim.run()
+    ser = len(frame(0)) * 8 * NS_PER_S // 10**9
+    served_at_once = queued = 0
+    for t, pkt in received:
+        _, _, delta, enq_ts, ingress_ts, egress_ts, _ = qmeta(pkt)
+        departure_ns = t - ser - 10_000
+        assert enq_ts == int.from_bytes(ingress_ts, "big")
+        assert int.from_bytes(egress_ts, "big") == departure_ns // 1000 + offset_us
+        arrival_ns = (int.from_bytes(ingress_ts, "big") - offset_us) * 1000
+        assert departure_ns - arrival_ns - 1000 < delta * 1000 <= departure_ns - arrival_ns + 1000
+        served_at_once += delta == 0 and int.from_bytes(egress_ts, "big") == enq_ts
+        queued += delta > 0
+    assert served_at_once >= 1 and queued > 100
 
 
 def test_unloaded_path_delay_is_serialization_plus_propagation() -> None:

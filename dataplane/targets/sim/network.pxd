@@ -50,7 +50,7 @@ cdef class EgressPort(Target):
     # Times in machine words: nanoseconds since the run began fit 64 bits
     # for 292 years, and // on them keeps Python's floor semantics.
     @cython.locals(sw=SimSwitch, sim=Simulator, now=cython.longlong,
-                   offset=cython.longlong,
+                   offset=cython.longlong, enq_us=object, now_us=object,
                    us=cython.longlong, gap=cython.longlong, ser=cython.longlong)
     cpdef _serve(self, job, long long enq_ns, enq_depth)
     @cython.locals(wire=Wire, ser=cython.longlong)
@@ -93,7 +93,7 @@ cdef class SimSwitch:
     cpdef _serve_input(self)
     @cython.locals(sim=Simulator)
     cpdef _schedule_input(self)
-    @cython.locals(job=EgressJob, us=cython.longlong)
+    @cython.locals(job=EgressJob, us=cython.longlong, ts=object)
     cpdef ingress(self, port, packet, instance_type=*, preserved=*)
     # The port list typed list and its index a machine word: one C item read.
     @cython.locals(ep=EgressPort, by_port=list, p=Py_ssize_t)

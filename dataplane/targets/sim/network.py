@@ -165,9 +165,14 @@ class EgressPort(Target):
         us = NS_PER_US
         if sw.engine is not sw._bound_engine:
             sw._bind_engine()
-        enq_us = enq_ns // us + offset
+        # The timestamps as integer objects: the one ingress made for the
+        # job's instant when it has it (no new object), and the same again
+        # for now when the job is served the instant it was enqueued.
+        enq_us = job.enq_us
+        if enq_us is None:
+            enq_us = enq_ns // us + offset
         delta_us = (now - enq_ns) // us
-        now_us = now // us + offset
+        now_us = enq_us if now == enq_ns else now // us + offset
         hop = sw._egress_hop
         if hop is not None:
             r = hop(job, enq_us, enq_depth, delta_us, len(self.queue), now_us)
@@ -346,7 +351,7 @@ class SimSwitch:
         us = NS_PER_US
         if self.engine is not self._bound_engine:
             self._bind_engine()
-        ts = self.sim.now_ns // us + self.offset_us
+        ts = self.sim.now_ns // us + self.offset_us  # an object: it goes on with the job
         hop = self._ingress_hop
         if hop is not None:
             r = hop(port, packet, instance_type, preserved, ts)
@@ -355,7 +360,9 @@ class SimSwitch:
         if r is None:
             return
         if type(r) is EgressJob:  # the hop form's common case: one job
-            self.enqueue(r)
+            job = r
+            job.enq_us = ts  # enqueued now: egress's enqueue timestamp
+            self.enqueue(job)
             return
         jobs, again = r
         for job in jobs:
