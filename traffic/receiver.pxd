@@ -13,7 +13,6 @@ cdef class Receiver:
     cpdef receive(self, frame, time_us)
     cpdef on_arrival(self, host, frame, long long time_ns)
 
-
 # parse_frame's compiled branch copies the flow's 13 key bytes and the
 # payload out of the frame with these (no slice objects).
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize

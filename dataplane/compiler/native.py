@@ -14,6 +14,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -21,16 +22,12 @@ from common import accel
 from common.accel_build import Job
 from common.paths import PACKAGE_ROOT
 
-# Names the built module takes from a .pxd (NATIVE_CIMPORTS) instead of
-# importing them.
-CIMPORTED = frozenset({"Entry"})
-
 
 def header(names: Mapping[str, Any]) -> str:
     """Import lines that bind ``names`` (name -> object) at module level."""
     lines = []
     for name, obj in names.items():
-        if name.startswith("__") or name in CIMPORTED:
+        if name.startswith("__") or name in _PROJECT_CIMPORTS[1]:
             continue
         if isinstance(obj, ModuleType):
             lines.append(f"import {obj.__name__}" if obj.__name__ == name
@@ -142,14 +139,31 @@ def unchecked_tests(text: str) -> str:
 _DIRECTIVES = "# cython: always_allow_keywords=False\n"
 
 
+# NATIVE_CIMPORTS' lines that take names from the project's own .pxd files
+# (CPython's are fixed by the interpreter, which the build key names).
+_FROM_PROJECT = re.compile(r"^from cython\.cimports\.((?:dataplane|traffic|common)\.[\w.]+)"
+                           r" import (.+)$", re.MULTILINE)
+
+
+def _project_cimports() -> tuple[list[Path], frozenset[str]]:
+    """The project .pxd files NATIVE_CIMPORTS cimports from, and the names
+    it takes from them (the module header must not import those too)."""
+    found = _FROM_PROJECT.findall(NATIVE_CIMPORTS)
+    return ([PACKAGE_ROOT.joinpath(*mod.split(".")).with_suffix(".pxd") for mod, _ in found],
+            frozenset(n.strip() for _, names in found for n in names.split(",")))
+
+
+_PROJECT_CIMPORTS = _project_cimports()
+
+
 @functools.cache
 def _layouts() -> str:
-    """A comment line naming the extension types' layouts the built module
-    was compiled against (the .pxd files it cimports): a build keyed by its
-    source is then rebuilt, not loaded against a changed layout."""
-    digest = hashlib.sha256(PACKAGE_ROOT.joinpath(
-        "dataplane", "runtime", "tables.pxd").read_bytes()).hexdigest()[:16]
-    return f"# tables.pxd {digest}\n"
+    """Comment lines naming the extension types' layouts the built module
+    was compiled against (each project .pxd it cimports, by digest): a build
+    keyed by its source is then rebuilt, not loaded against a changed
+    layout."""
+    return "".join(f"# {pxd.name} {hashlib.sha256(pxd.read_bytes()).hexdigest()[:16]}\n"
+                   for pxd in _PROJECT_CIMPORTS[0])
 
 
 def full_source(text: str, names: Mapping[str, Any]) -> str:

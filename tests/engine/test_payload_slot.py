@@ -10,31 +10,23 @@ import random
 from pathlib import Path
 
 import pytest
+from v1model_text import v1model
 
 from dataplane.compiler.frontend.parser import parse_file
 from dataplane.compiler.pipeline import compile_program
 from dataplane.runtime.switch import EgressJob, Switch
 from tests.crc_reference import internet_checksum
 
-PROGRAM = """#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<16> sum; }
-struct H { h_t h; }
-struct M { }
-parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.h); transition accept; }
-}
-control V(inout H hdr, inout M m) { apply { } }
-control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
-    apply { sm.egress_spec = 2; }
-}
-control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
-control C(inout H hdr, inout M m) {
-    apply { UPDATE(hdr.h.a != 0, { hdr.h.a }, hdr.h.sum, HashAlgorithm.csum16); }
-}
-control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
-"""
+PROGRAM = v1model(
+    types="header h_t { bit<8> a; bit<16> sum; }\nstruct H { h_t h; }\nstruct M { }\n",
+    parser="parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {\n"
+           "    state start { pkt.extract(hdr.h); transition accept; }\n}\n",
+    ingress="control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
+            "    apply { sm.egress_spec = 2; }\n}\n",
+    compute="control C(inout H hdr, inout M m) {\n"
+            "    apply { UPDATE(hdr.h.a != 0, { hdr.h.a }, hdr.h.sum,\n"
+            "                   HashAlgorithm.csum16); }\n}\n",
+    deparser="control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); } }\n")
 
 
 def _switch(tmp_path: Path, update: str) -> Switch:
