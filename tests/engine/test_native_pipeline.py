@@ -314,6 +314,74 @@ def test_a_parser_that_calls_a_subparser_builds_and_matches_its_text(
     assert parsed_b > 100
 
 
+BOXED = v1model(
+    types="""header h_t { bit<48> mac; bit<16> t; bit<32> ip; bit<8> small; bit<9> odd;
+                 bit<7> pad; bit<64> q; }
+struct H { h_t h; }
+struct d_t { bit<48> mac; bit<16> t; bit<32> ip; bit<8> small; bit<9> odd; bit<64> q; }
+struct M { }
+""",
+    parser="parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {\n"
+           "    state start { pkt.extract(hdr.h); transition accept; }\n}\n",
+    ingress="control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
+            "    apply { digest<d_t>(1, {hdr.h.mac, hdr.h.t, hdr.h.ip, hdr.h.small, hdr.h.odd,\n"
+            "                            hdr.h.q});\n"
+            "            hdr.h.ip = hdr.h.ip + 1; sm.egress_spec = 1; }\n}\n",
+    deparser="control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); } }\n")
+
+# The built module's cache of parsed integers (BOXU in native.py): 2,048
+# slots chosen by the value's Fibonacci hash. The test's own model of it
+# finds values that share a slot.
+_SLOTS_BITS = 11
+
+
+def _box_slot(v: int) -> int:
+    return ((v * 0x9E3779B97F4A7C15) & (2**64 - 1)) >> (64 - _SLOTS_BITS)
+
+
+def _boxed_frame(mac: int, t: int, ip: int, small: int, odd: int, q: int) -> bytes:
+    return (mac.to_bytes(6, "big") + t.to_bytes(2, "big") + ip.to_bytes(4, "big")
+            + bytes([small]) + (odd << 7).to_bytes(2, "big") + q.to_bytes(8, "big"))
+
+
+def test_parsed_integers_come_from_the_cache_with_their_own_values(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiled, a parsed field wider than a byte is boxed through a cache
+    of integer objects: a value seen again is the object made the first
+    time, and values that share a slot of the cache (found with the test's
+    model of its hash), the edges of CPython's small integers and the
+    widest 64-bit value keep their own values, as the Python text gives
+    them."""
+    python, built = _built_and_python(tmp_path, monkeypatch, BOXED)
+    rng = random.Random(5)
+    first_of: dict[int, int] = {}
+    clash: tuple[int, int] | None = None
+    while clash is None:  # two 48-bit values in one slot of the cache
+        v = rng.randrange(2**40, 2**48)
+        clash = (first_of[_box_slot(v)], v) if _box_slot(v) in first_of else None
+        first_of.setdefault(_box_slot(v), v)
+    a, b = clash
+    frames = [_boxed_frame(m, t, ip, small, odd, q) for m, t, ip, small, odd, q in (
+        (a, 255, 0xC0A80001, 7, 256, 2**64 - 1),
+        (b, 256, 0xC0A80001, 255, 257, 2**63),
+        (a, 257, 0xC0A80002, 0, 511, 2**64 - 1),
+        (b, 0xFFFF, 0xC0A80001, 1, 0, 12345678901234567),
+        (a, 0x0800, 0xFFFFFFFF, 200, 300, 2**64 - 1),
+        (a, 0x0800, 0xFFFFFFFF, 200, 300, 2**64 - 1),
+    )]
+    for frame in frames:
+        assert python.process(0, frame) == built.process(0, frame), frame.hex()
+    want = [d.values for d in python.digests]
+    got = [d.values for d in built.digests]
+    assert got == want and len(got) == len(frames)
+    assert [v[0] for v in got] == [a, b, a, b, a, a]
+    # The last two packets are alike and nothing came between them: every
+    # wide field of the second is the first's object, where the Python text
+    # makes new ones.
+    assert all(x is y for x, y in zip(got[-1], got[-2], strict=True))
+    assert not all(x is y for x, y in zip(want[-1], want[-2], strict=True))
+
+
 def _checksum_program(fields: str, types: str) -> str:
     return v1model(
         types=types + "struct M { }\n",

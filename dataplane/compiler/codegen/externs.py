@@ -1452,15 +1452,18 @@ class ExternMixin:
             offset += nbytes
             value = _joined([(r, 8) for r in reads])
             if unit.plain and len(unit.leaves) == 1:
-                self.w(f"{slot(base, unit.leaves[0][0])} = {value}")
+                self.w(f"{slot(base, unit.leaves[0][0])} = {_boxed(value, unit.bits)}")
                 continue
             if nbytes > 1:
                 value = self.word_local(value, "u")
-            self.split_unit(base, value, unit)
+            self.split_unit(base, value, unit, boxed=True)
 
-    def split_unit(self: CodeGen, base: Any, value: str, unit: ByteUnit) -> None:
+    def split_unit(self: CodeGen, base: Any, value: str, unit: ByteUnit,
+                   boxed: bool = False) -> None:
         """A unit's fields from its value: small shifts and masks, signed
-        fields from two's complement, bools from their bit."""
+        fields from two's complement, bools from their bit. ``boxed``
+        (compiled code only): unsigned fields wider than a byte become
+        integer objects through ``BOXU``, the built module's cache of them."""
         shift = unit.bits
         for off, w, ft in unit.leaves:
             shift -= w
@@ -1469,6 +1472,8 @@ class ExternMixin:
                 expr = f"to_signed({expr}, {w})"
             elif isinstance(ft, BoolT):
                 expr = f"bool({expr})"
+            elif boxed:
+                expr = _boxed(expr, w)
             self.w(f"{slot(base, off)} = {expr}")
 
     def extract_units(self: CodeGen, base: Any, units: list[ByteUnit], c: str) -> None:
@@ -1853,6 +1858,15 @@ def _joined(values: list[tuple[str, int]]) -> str:
         if width:
             acc = code if not acc else f"(({acc}) << {width} | {code})"
     return acc or "0"
+
+
+def _boxed(expr: str, width: int) -> str:
+    """A parsed unsigned field of ``width`` bits as the object compiled code
+    stores: through the built module's cache (``BOXU`` in
+    ``dataplane.compiler.native``) when it may exceed CPython's shared small
+    integers, so a value that recurs (an EtherType, an address, a port) is
+    not made and freed again for every packet."""
+    return f"BOXU({expr})" if width > 8 else expr
 
 
 def _piece(value: str, total: int, shift: int, width: int) -> str:
