@@ -29,7 +29,12 @@ from common.accel_build import build, compiler
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT
 from dataplane.compiler.frontend.parser import parse_file
-from dataplane.compiler.native import full_source, unchecked_stores, unchecked_tests
+from dataplane.compiler.native import (
+    full_source,
+    unchecked_guards,
+    unchecked_stores,
+    unchecked_tests,
+)
 from dataplane.compiler.pipeline import compile_program, native_job
 from dataplane.runtime.switch import EgressJob, Switch
 from tests.crc_reference import crc16_arc
@@ -241,6 +246,72 @@ def test_unchecked_tests_rewrites_exactly_the_tests_of_one_fixed_slot() -> None:
         unchecked_tests, lambda n: isinstance(n, ast.If) and _fixed_slot(n.test), after, 10,
         ["    if s[3] and x:", "    if not s[3]:", "    if s[k]:", "    if t[3]:",
          "    while s[3]:", "    if s[3]: return", "    x = s[3] if s[4] else 0"])
+
+
+def test_unchecked_guards_rewrites_exactly_the_tests_of_a_stacks_validity() -> None:
+    """``s[lo:hi:k] != Zn`` (a stack's validity slots tested at once)
+    becomes ``ANYV(s, lo, hi, k)``: as many rewritten tests as Python's
+    parse finds such comparisons in gpint.p4's text, the rest of each line
+    kept, and other slices and comparisons left alone."""
+    program = compile_program(parse_file(Path("p4src/gpint.p4")), Path("p4src/gpint.p4"))
+    text = program.python_source
+    found = [n for n in ast.walk(ast.parse(text))
+             if isinstance(n, ast.Compare) and isinstance(n.ops[0], ast.NotEq)
+             and isinstance(n.left, ast.Subscript) and isinstance(n.left.value, ast.Name)
+             and n.left.value.id == "s" and isinstance(n.left.slice, ast.Slice)
+             and isinstance(n.comparators[0], ast.Name) and n.comparators[0].id.startswith("Z")]
+    assert len(found) >= 3
+    new = unchecked_guards(text)
+    assert new.count("ANYV(s, ") == len(found) and "] != Z" not in new
+    for n in found:
+        lo, hi, k = (getattr(n.left.slice, part).value for part in ("lower", "upper", "step"))
+        assert f"ANYV(s, {lo}, {hi}, {k})" in new
+    assert new.replace("ANYV(s, ", "").count("\n") == text.count("\n")
+    kept = ["    if cs[1:9:2] != Z4:", "    if s[1:9:2] == Z4:", "    x = s[1:9] != Z4",
+            "    if s[k:9:2] != Z4:", "    if s[1:9:2] != t:"]
+    assert unchecked_guards("\n".join(kept)) == "\n".join(kept)
+
+
+STACK = v1model(
+    types="""header e_t { bit<8> n; bit<16> tag; }
+header b_t { bit<8> more; bit<8> v; }
+struct H { e_t e; b_t[6] bs; }
+struct M { }
+""",
+    parser="""parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.e); transition select(hdr.e.n) { 0: accept; default: b; } }
+    state b { pkt.extract(hdr.bs.next);
+              transition select(hdr.bs.last.more) { 0: accept; default: b; } }
+}
+""",
+    ingress="control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
+            "    apply { sm.egress_spec = 1;\n"
+            "            if (hdr.e.tag == 7) { hdr.bs[4].setValid(); hdr.bs[4].v = 9; }\n"
+            "            if (hdr.e.tag == 8) { hdr.bs[0].setInvalid(); } }\n}\n",
+    deparser="control D(packet_out pkt, in H hdr) {\n"
+             "    apply { pkt.emit(hdr.e); pkt.emit(hdr.bs); }\n}\n")
+
+
+def test_a_stacks_validity_tested_at_once_matches_the_python_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built, the deparser tests a six-entry stack's validity slots with
+    ANYV: a stack empty, parsed to any depth, given an entry past its end
+    or losing its first emits what the Python text emits."""
+    python, built = _built_and_python(tmp_path, monkeypatch, STACK)
+    assert "] != Z6" in python.program.python_source
+    rng = random.Random(9)
+    emitted = set()
+    for _ in range(300):
+        depth = rng.randrange(7)
+        tag = rng.choice([0, 7, 8, 300])
+        frame = bytes([min(depth, 1)]) + tag.to_bytes(2, "big")
+        for i in range(depth):
+            frame += bytes([int(i < depth - 1), rng.randrange(256)])
+        frame += bytes(rng.randrange(256) for _ in range(rng.randrange(4)))
+        a, b = python.process(0, frame), built.process(0, frame)
+        assert a == b, frame.hex()
+        emitted.add(len(a[0][1]) if a else -1)
+    assert len(emitted) >= 6
 
 
 SMALL = v1model(
