@@ -122,6 +122,12 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
     console.print(f"compiled fast path: {compiled}/{len(fast['modules'])} hot modules, "
                   f"pipelines built: {built} (intbed accel status); "
                   f"Python {fast['interpreter']}")
+    stale = [name for name, state in fast["modules"].items() if state == "python"]
+    stale += [f"{name}.p4" for name, native in fast["pipelines"].items() if not native]
+    if fast["enabled"] and stale:
+        console.print(f"[yellow]ran as Python, not built: {', '.join(stale)} (changed since "
+                      "the last build?). These figures are not the compiled fast path's: run "
+                      "`intbed accel build` first.[/yellow]")
     console.print(f"intlabel-fabric, l3_forward, 2 x 5 Mb/s of 1 kB packets: "
                   f"{f['simulated_s']} simulated s in {f['wall_s']} s wall = "
                   f"{f['realtime_factor']}x real time; {f['packet_hops_per_s']:,} packet-hops/s")
