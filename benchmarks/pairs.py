@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.sim import ran_as_python
 from common.accel import PURE_ENV
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT, child_env
@@ -76,6 +77,7 @@ def compare_wall(against: Path | None, pairs: int, seconds: float = 10.0, k: int
     other_root = PACKAGE_ROOT if against is None else against
     label = "pure Python" if against_pure else str(other_root)
     rows = []
+    stale: dict[str, set[str]] = {"this": set(), "against": set()}
     for i in range(pairs):
         if progress is not None:
             progress(f"pair {i + 1} of {pairs}: this checkout")
@@ -84,9 +86,12 @@ def compare_wall(against: Path | None, pairs: int, seconds: float = 10.0, k: int
             progress(f"pair {i + 1} of {pairs}: {label}")
         other = bench_once(other_root, seconds, k, pure=against_pure)
         rows.append(pair_row(this, other))
+        stale["this"].update(ran_as_python(this))
+        stale["against"].update(ran_as_python(other))
     median = {case: {"this": _median([r[case]["this"] for r in rows]),
                      "against": _median([r[case]["against"] for r in rows]),
                      "ratio": _median([r[case]["ratio"] for r in rows])} for case in RATES}
     median["fat_tree"] = {"ratio": _median([r["fat_tree"]["ratio"] for r in rows])}
     return {"against": label, "pairs": rows, "median": median,
-            "simulated_s": seconds, "k": k}
+            "simulated_s": seconds, "k": k,
+            "ran_as_python": {side: sorted(names) for side, names in stale.items()}}

@@ -184,6 +184,19 @@ PROGRAMS = ("l3_forward", "gpint")
 their pipelines on them)."""
 
 
+def ran_as_python(report: dict[str, Any]) -> list[str]:
+    """The hot modules and pipelines a bench report's run executed as
+    Python although its fast path was on: parts changed since their last
+    build, whose figures are not the compiled path's. A report without
+    the fast path's section (an older checkout's) names none."""
+    fast = report.get("fast_path") or {}
+    if not fast.get("enabled"):
+        return []
+    names = [name for name, state in fast.get("modules", {}).items() if state == "python"]
+    return names + [f"{name}.p4" for name, native in fast.get("pipelines", {}).items()
+                    if not native]
+
+
 def fast_path() -> dict[str, Any]:
     """What of the compiled fast path this process runs: each hot module
     compiled or Python, and whether the benchmarks' pipelines are built."""

@@ -109,7 +109,7 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
         _show(profile_case(profile, seconds), as_json,
               lambda prof: _profile_table(console, profile, prof))
         return
-    from benchmarks.sim import run_sim_benchmarks
+    from benchmarks.sim import ran_as_python, run_sim_benchmarks
 
     report = run_sim_benchmarks(seconds, k)
     if as_json:
@@ -122,12 +122,7 @@ def sim_bench(as_json: bool, seconds: float, k: int, profile: str | None, sample
     console.print(f"compiled fast path: {compiled}/{len(fast['modules'])} hot modules, "
                   f"pipelines built: {built} (intbed accel status); "
                   f"Python {fast['interpreter']}")
-    stale = [name for name, state in fast["modules"].items() if state == "python"]
-    stale += [f"{name}.p4" for name, native in fast["pipelines"].items() if not native]
-    if fast["enabled"] and stale:
-        console.print(f"[yellow]ran as Python, not built: {', '.join(stale)} (changed since "
-                      "the last build?). These figures are not the compiled fast path's: run "
-                      "`intbed accel build` first.[/yellow]")
+    _warn_unbuilt(console, "", ran_as_python(report))
     console.print(f"intlabel-fabric, l3_forward, 2 x 5 Mb/s of 1 kB packets: "
                   f"{f['simulated_s']} simulated s in {f['wall_s']} s wall = "
                   f"{f['realtime_factor']}x real time; {f['packet_hops_per_s']:,} packet-hops/s")
@@ -159,6 +154,14 @@ def _profile_table(console: Any, case: str, prof: dict[str, Any]) -> None:
                       f"{row['calls']:>9,}  {row['function']}", soft_wrap=True)
 
 
+def _warn_unbuilt(console: Any, where: str, names: list[str]) -> None:
+    """A warning naming the parts of the fast path a run executed as Python."""
+    if names:
+        console.print(f"[yellow]{where}ran as Python, not built: {', '.join(names)} (changed "
+                      "since the last build?). These figures are not the compiled fast "
+                      "path's: run `intbed accel build` there first.[/yellow]")
+
+
 def _pairs_table(console: Any, report: dict[str, Any]) -> None:
     console.print(f"this checkout against {report['against']}, alternating full bench runs "
                   f"({report['simulated_s']} simulated s; ratios above 1: this one is faster)")
@@ -173,6 +176,9 @@ def _pairs_table(console: Any, report: dict[str, Any]) -> None:
                   f"({m['fabric']['ratio']} per pair); GPINT {m['gpint']['this']}x against "
                   f"{m['gpint']['against']}x ({m['gpint']['ratio']} per pair); fat-tree "
                   f"{m['fat_tree']['ratio']} per pair")
+    stale = report.get("ran_as_python", {})
+    _warn_unbuilt(console, "this checkout: ", stale.get("this", []))
+    _warn_unbuilt(console, f"{report['against']}: ", stale.get("against", []))
 
 
 def _bound_table(console: Any, report: dict[str, Any]) -> None:

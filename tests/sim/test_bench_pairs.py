@@ -11,9 +11,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from benchmarks import pairs
 from benchmarks.pairs import bench_once, compare_wall, pair_row
+from benchmarks.sim import ran_as_python
 from common.errors import IntbedError
 from intbed.cli import cli
+from intbed.commands.bench import _pairs_table
 
 
 def _report(fabric: float, gpint: float, wall: float, rss: float) -> dict[str, Any]:
@@ -68,3 +71,37 @@ def test_a_wall_clock_baseline_does_not_mix_with_bound() -> None:
     result = CliRunner().invoke(cli, ["bench", "sim", "--against-pure", "--bound", "fabric"])
     assert result.exit_code == 2
     assert "not --profile, --sample or --bound" in result.output
+
+
+def _with_fast_path(report: dict[str, Any], python: list[str], unbuilt: list[str],
+                    enabled: bool = True) -> dict[str, Any]:
+    return {**report, "fast_path": {
+        "enabled": enabled, "modules": {"traffic.sender": "compiled",
+                                        **dict.fromkeys(python, "python")},
+        "pipelines": {"l3_forward": True, **dict.fromkeys(unbuilt, False)}}}
+
+
+def test_the_parts_either_side_ran_as_python_are_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout whose build is stale benches its changed parts as Python:
+    the comparison names them for each side, over all its pairs, and the
+    table warns; a run with the fast path off (or a report without the
+    section, an older checkout's) names none."""
+    runs = iter([
+        _with_fast_path(_report(60.0, 3.0, 0.5, 87.0), [], ["gpint"]),
+        _with_fast_path(_report(50.0, 2.0, 0.6, 87.0), ["traffic.receiver"], []),
+        _with_fast_path(_report(60.0, 3.0, 0.5, 87.0), [], []),
+        _report(50.0, 2.0, 0.6, 87.0),
+    ])
+    monkeypatch.setattr(pairs, "bench_once", lambda root, seconds, k, pure=False: next(runs))
+    report = compare_wall(tmp_path, 2, seconds=0.1, k=2)
+    assert report["ran_as_python"] == {"this": ["gpint.p4"], "against": ["traffic.receiver"]}
+    lines: list[str] = []
+    console = type("C", (), {"print": staticmethod(lines.append)})()
+    _pairs_table(console, report)
+    warnings = [line for line in lines if "ran as Python, not built" in line]
+    assert len(warnings) == 2
+    assert "this checkout" in warnings[0] and "gpint.p4" in warnings[0]
+    assert str(tmp_path) in warnings[1] and "traffic.receiver" in warnings[1]
+    off = _with_fast_path(_report(1.0, 1.0, 1.0, 1.0), ["traffic.receiver"], ["gpint"], False)
+    assert ran_as_python(off) == [] and ran_as_python(_report(1.0, 1.0, 1.0, 1.0)) == []
