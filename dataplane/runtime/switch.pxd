@@ -32,10 +32,13 @@ ctypedef Py_ssize_t* _ssize_p
                lo=Py_ssize_t, hi=Py_ssize_t, r=Py_ssize_t, runs=_ssize_p)
 cdef void _reset(list s, list template, bytes spans) except *
 
-# An egress job made without __init__'s argument parsing (the compiled
-# ingress_hop's; the allocator zeroes the C fields and sets enq_us to None).
+# An egress job made without __init__'s argument parsing (the engine's, one
+# per packet-hop): the allocator, then the fields __init__ fills too.
 @cython.locals(job=EgressJob)
-cdef EgressJob _new_job(object port, list state, bytes frame, object length, Py_ssize_t offset)
+cdef EgressJob _new_job(object port, object state, bytes frame, object length,
+                        Py_ssize_t offset)
+cdef inline void _fill_job(EgressJob job, object port, object state, bytes frame,
+                           object length, Py_ssize_t offset)
 
 # The deparse buffer's first n bytes and the payload (a frame from an
 # offset) as one bytes object: two memcpy into a bytes object made at its

@@ -56,22 +56,7 @@ class EgressJob:
 
     def __init__(self, port: int, state: list[Any], frame: bytes, length: int,
                  offset: int = 0) -> None:
-        self.port = port
-        self.state = state
-        # The payload is frame[offset:]: the frame the packet arrived in
-        # and where its parsed headers ended, so ingress need not copy it
-        # out (a program that reads the payload slot gets a copy there).
-        self.frame = frame
-        self.offset = offset
-        self.length = length  # packet_length seen by egress (bytes)
-        # A target's queue metadata while the job waits in its queue (the
-        # sim's egress port: time in nanoseconds, packets ahead of it).
-        self.enq_ns = 0
-        self.enq_depth = 0
-        # The switch's timestamp of the instant the job was enqueued, when
-        # the target that enqueued it holds it as an integer object already
-        # (the sim's ingress: the same instant), else None.
-        self.enq_us: int | None = None
+        _fill_job(self, port, state, frame, length, offset)
 
     @property
     def payload(self) -> bytes:
@@ -411,7 +396,7 @@ class Switch:
         c2[self._i_type] = INGRESS_CLONE
         c2[self._i_len] = len(data)
         self._preserve(c2, s, s[CLONE_FL])
-        jobs.append(EgressJob(mport, c2, c2[PAYLOAD], len(data)))
+        jobs.append(_new_job(mport, c2, c2[PAYLOAD], len(data), 0))
 
     def _bind_data_plane(self) -> None:
         """Build ``self.ingress`` and ``self.egress`` as closures over this
@@ -595,7 +580,7 @@ class Switch:
                     c = s.copy()
                     if i_rid >= 0:
                         c[i_rid] = rid
-                    jobs.append(EgressJob(p, c, frame, length, cur))
+                    jobs.append(_new_job(p, c, frame, length, cur))
                 return jobs, ()
             egress_spec = s[i_spec]
             if cython.cast(cython.long, egress_spec) == drop_port:
@@ -607,10 +592,7 @@ class Switch:
                 _put(s, i_type, normal)  # noqa: F821
             else:
                 s[i_type] = NORMAL
-            if cython.compiled:
-                job = _new_job(egress_spec, s, frame, length, cur)  # noqa: F821 (switch.pxd)
-            else:
-                job = EgressJob(egress_spec, s, frame, length, cur)
+            job = _new_job(egress_spec, s, frame, length, cur)
             if jobs is None:
                 return job  # most packets: one job, nothing else
             jobs.append(job)
@@ -688,7 +670,7 @@ class Switch:
                     c[k_cur] = 0
                     deparser(c)
                     length = sum(map(len, out)) + c[k_cur] + len(job.frame) - job.offset
-                    clones = [EgressJob(mport, c, job.frame, length, job.offset)]
+                    clones = [_new_job(mport, c, job.frame, length, job.offset)]
             if cython.cast(cython.long, s[i_spec]) == drop_port:
                 n_dropped += 1
                 if mark >= 0:
@@ -821,21 +803,34 @@ def _reset(s, template, spans):  # noqa: ANN001, ANN202 (typed in switch.pxd)
             s[lo:hi] = piece
 
 
-def _new_job(port, state, frame, length, offset):  # noqa: ANN001, ANN202 (switch.pxd)
-    """The job of a packet-hop, made by its type's allocator
-    with its fields stored in C. A call of the type runs ``__init__``
-    through Python's calling convention, parsing five arguments (some 300
-    instructions a packet-hop with the job's allocation); the allocator
-    alone gives the queue fields their zero and None. Python (which never
-    calls it) gets the same job by calling the type."""
-    if not cython.compiled:
-        return EgressJob(port, state, frame, length, offset)
-    job = EgressJob.__new__(EgressJob)
+def _fill_job(job, port, state, frame, length, offset):  # noqa: ANN001, ANN202 (switch.pxd)
+    """Every field of a new job: ``EgressJob.__init__`` and ``_new_job``
+    both fill it here."""
     job.port = port
     job.state = state
+    # The payload is frame[offset:]: the frame the packet arrived in and
+    # where its parsed headers ended, so ingress need not copy it out (a
+    # program that reads the payload slot gets a copy there).
     job.frame = frame
     job.offset = offset
-    job.length = length
+    job.length = length  # packet_length seen by egress (bytes)
+    # A target's queue metadata while the job waits in its queue (the sim's
+    # egress port: time in nanoseconds, packets ahead of it).
+    job.enq_ns = 0
+    job.enq_depth = 0
+    # The switch's timestamp of the instant the job was enqueued, when the
+    # target that enqueued it holds it as an integer object already (the
+    # sim's ingress: the same instant), else None.
+    job.enq_us = None
+
+
+def _new_job(port, state, frame, length, offset):  # noqa: ANN001, ANN202 (switch.pxd)
+    """A job as the engine makes one per packet-hop: the type's allocator,
+    then ``_fill_job``. Compiled, that is a C call; calling the type runs
+    ``__init__`` through Python's calling convention and parses its five
+    arguments (some 300 instructions a packet-hop with the allocation)."""
+    job = EgressJob.__new__(EgressJob)
+    _fill_job(job, port, state, frame, length, offset)
     return job
 
 
