@@ -39,6 +39,7 @@ def header(names: Mapping[str, Any]) -> str:
 
 NATIVE_CIMPORTS = """\
 from cython.cimports.dataplane.runtime.tables import Entry
+from cython.cimports.dataplane.runtime.ints import box_ssize, box_u64, get_ssize, get_u64
 from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING
 from cython.cimports.cpython.object import Py_EQ, PyObject, PyObject_IsTrue
 from cython.cimports.cpython.object import PyObject_RichCompareBool
@@ -79,6 +80,10 @@ def STRUE(s, i):
         return 0
     if o == cython.cast(_OBJ_P, _INT1):
         return 1
+    if o == cython.cast(_OBJ_P, True):
+        return 1
+    if o == cython.cast(_OBJ_P, False):
+        return 0
     return PyObject_IsTrue(cython.cast(object, o))
 
 
@@ -115,7 +120,7 @@ _BOX_MUL = cython.declare(cython.ulonglong, 11400714819323198485)
 @cython.locals(v=cython.ulonglong, h=cython.Py_ssize_t, o=_OBJ_P)
 def BOXU(v):
     if v < 257:
-        return v
+        return box_u64(v)
     h = cython.cast(cython.Py_ssize_t, (v * _BOX_MUL) >> 53)
     o = _BOX_O[h]
     if o != cython.NULL and _BOX_V[h] == v:
@@ -203,6 +208,99 @@ def unchecked_guards(text: str) -> str:
     return _GUARD.sub(r"ANYV(s, \1, \2, \3)", text)
 
 
+_LOCALS = re.compile(r"(\w+)=cython\.(ulonglong|Py_ssize_t)\b")
+_READ = re.compile(r"^(\s*)(\w+) = s\[(\d+)\]$")
+_PUT = re.compile(r"^(\s*)SPUT\(s, (\d+), (\w+)((?: [+-] \d+)?)\)$")
+_GET = {"ulonglong": "get_u64", "Py_ssize_t": "get_ssize"}
+_BOX = {"ulonglong": "box_u64", "Py_ssize_t": "box_ssize"}
+
+
+def typed_items(text: str) -> str:
+    """``text`` with the reads of a fixed slot into a local the function
+    declares a machine word (``x = s[N]``) made ``x = get_u64(s, N)`` (or
+    ``get_ssize``), and the stores of such a local, alone or plus or minus
+    a constant (``SPUT(s, N, x + 4)``), boxed through ``box_u64`` (or
+    ``box_ssize``): the conversions Cython would make, without its bounds
+    check, reference traffic and general paths (``dataplane/runtime/
+    ints.pxd``), safe for the reason ``unchecked_stores`` gives. Run after
+    ``unchecked_stores``. Each function's types are those of the
+    ``@cython.locals`` line before its ``def``."""
+    out = []
+    pending: dict[str, str] = {}
+    types: dict[str, str] = {}
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("@cython.locals("):
+            pending = dict(_LOCALS.findall(stripped))
+        elif stripped.startswith("def "):
+            types, pending = pending, {}
+        elif (m := _READ.match(line)) and m.group(2) in types:
+            line = f"{m.group(1)}{m.group(2)} = {_GET[types[m.group(2)]]}(s, {m.group(3)})"
+        elif (m := _PUT.match(line)) and m.group(3) in types:
+            box = _BOX[types[m.group(3)]]
+            line = f"{m.group(1)}SPUT(s, {m.group(2)}, {box}({m.group(3)}{m.group(4)}))"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+_TRUTH_LINE = re.compile(r"^(\s*)(if|elif) (.+):$")
+
+
+def unchecked_truths(text: str) -> str:
+    """``text`` with each fixed slot of the packet state whose truth alone
+    an ``if`` or ``elif`` test takes (an operand of ``and``, ``or`` or
+    ``not`` there: ``if s[1910] and ANYV(...)``) made ``STRUE(s, N)``, safe
+    for the reason ``unchecked_stores`` gives. Cython tests an object's
+    truth through ``PyObject_IsTrue``; STRUE answers for 0, 1, True and
+    False by address. Run after ``unchecked_tests``, which takes the
+    tests of one slot alone."""
+    out = []
+    for line in text.splitlines():
+        m = _TRUTH_LINE.match(line)
+        if m is not None and "s[" in m.group(3):
+            line = m.group(1) + m.group(2) + " " + _truths(m.group(3)) + ":"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _truths(test: str) -> str:
+    """``test`` with the slots found in truth position made STRUE."""
+    try:
+        tree = ast.parse(test, mode="eval")
+    except SyntaxError:
+        return test
+    spans: list[tuple[int, int, int]] = []
+
+    def visit(node: ast.expr, truth: bool) -> None:
+        if (truth and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and node.value.id == "s" and isinstance(node.slice, ast.Constant)
+                and type(node.slice.value) is int):
+            spans.append((node.col_offset, node.end_col_offset or 0, node.slice.value))
+            return
+        if isinstance(node, ast.BoolOp):
+            for v in node.values:
+                visit(v, truth)
+            return
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            visit(node.operand, True)
+            return
+        if isinstance(node, ast.IfExp):
+            visit(node.test, True)
+            visit(node.body, truth)
+            visit(node.orelse, truth)
+            return
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                visit(child, False)
+
+    visit(tree.body, True)
+    if not test.isascii():  # offsets are in UTF-8 bytes; generated tests are ASCII
+        return test
+    for lo, hi, slot in sorted(spans, reverse=True):
+        test = f"{test[:lo]}STRUE(s, {slot}){test[hi:]}"
+    return test
+
+
 # Generated functions call each other with their arguments in place: a
 # function of one argument then takes it as METH_O, with no check for
 # keywords on every call.
@@ -238,7 +336,8 @@ def _layouts() -> str:
 
 def full_source(text: str, names: Mapping[str, Any]) -> str:
     return (_DIRECTIVES + _layouts() + header(names) + NATIVE_CIMPORTS
-            + unchecked_guards(unchecked_tests(unchecked_stores(text))))
+            + unchecked_truths(unchecked_guards(unchecked_tests(
+                typed_items(unchecked_stores(text))))))
 
 
 def load(text: str, names: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -31,9 +31,11 @@ from common.paths import PACKAGE_ROOT
 from dataplane.compiler.frontend.parser import parse_file
 from dataplane.compiler.native import (
     full_source,
+    typed_items,
     unchecked_guards,
     unchecked_stores,
     unchecked_tests,
+    unchecked_truths,
 )
 from dataplane.compiler.pipeline import compile_program, native_job
 from dataplane.runtime.switch import EgressJob, Switch
@@ -271,6 +273,158 @@ def test_unchecked_guards_rewrites_exactly_the_tests_of_a_stacks_validity() -> N
             "    if s[k:9:2] != Z4:", "    if s[1:9:2] != t:"]
     assert unchecked_guards("\n".join(kept)) == "\n".join(kept)
 
+
+
+_WORDS = {"ulonglong": "get_u64", "Py_ssize_t": "get_ssize"}
+
+
+def _word_types(fn: ast.FunctionDef) -> dict[str, str]:
+    """The locals ``fn``'s ``@cython.locals`` declares machine words."""
+    out = {}
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and ast.unparse(dec.func) == "cython.locals":
+            for kw in dec.keywords:
+                kind = ast.unparse(kw.value).removeprefix("cython.")
+                if kw.arg is not None and kind in _WORDS:
+                    out[kw.arg] = kind
+    return out
+
+
+def test_typed_items_rewrites_exactly_the_reads_and_stores_of_machine_words() -> None:
+    """Reads of a fixed slot into a local its function declares a machine
+    word become get_u64 or get_ssize, and stores of such a local (alone or
+    plus or minus a constant) are boxed by box_u64 or box_ssize: as many of
+    each as Python's parse of gpint.p4's text finds, with the function's own
+    type, and nothing else changed."""
+    program = compile_program(parse_file(Path("p4src/gpint.p4")), Path("p4src/gpint.p4"))
+    text = unchecked_stores(program.python_source)
+    reads: list[tuple[str, str, int]] = []
+    stores: list[tuple[int, str, str]] = []
+    for fn in ast.walk(ast.parse(program.python_source)):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        types = _word_types(fn)
+        for n in ast.walk(fn):
+            if not (isinstance(n, ast.Assign) and len(n.targets) == 1):
+                continue
+            target, value = n.targets[0], n.value
+            if (isinstance(target, ast.Name) and target.id in types and _fixed_slot(value)
+                    and n.end_lineno == n.lineno):
+                reads.append((target.id, types[target.id], value.slice.value))
+            name = value.left if isinstance(value, ast.BinOp) else value
+            if (_fixed_slot(target) and isinstance(name, ast.Name) and name.id in types
+                    and (value is name or (isinstance(value.op, ast.Add | ast.Sub)
+                                           and isinstance(value.right, ast.Constant)))):
+                stores.append((target.slice.value, types[name.id], ast.unparse(value)))
+    new = typed_items(text)
+    assert len(reads) > 40 and len(stores) > 10
+    for name, kind, slot in reads:
+        assert f"{name} = {_WORDS[kind]}(s, {slot})" in new
+    box = {"ulonglong": "box_u64", "Py_ssize_t": "box_ssize"}
+    for slot, kind, value in stores:
+        assert f"SPUT(s, {slot}, {box[kind]}({value}))" in new
+    changed = [b for a, b in zip(text.splitlines(), new.splitlines(), strict=True) if a != b]
+    assert len(changed) == len(reads) + len(stores)
+    kept = ["    @cython.locals(_a=cython.ulonglong, _o=object, s=list)",
+            "    def f(s):", "        _o = s[3]", "        _a = s[k]", "        _a = t[3]",
+            "        _a = s[3] + 1", "        SPUT(s, 4, _o)", "        SPUT(s, 4, _a * 2)",
+            "        SPUT(s, 4, _a + k)", "    def g(s):", "        _a = s[3]"]
+    assert typed_items("\n".join(kept)).splitlines() == kept
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("if s[3] and s[4] == 1:", "if STRUE(s, 3) and s[4] == 1:"),
+    ("if (s[19] == 1) and (not s[74]):", "if (s[19] == 1) and (not STRUE(s, 74)):"),
+    ("elif x or s[7]:", "elif x or STRUE(s, 7):"),
+    ("if s[1] and (s[2] or not s[3]):", "if STRUE(s, 1) and (STRUE(s, 2) or not STRUE(s, 3)):"),
+    ("if a if s[2] else s[5]:", "if a if STRUE(s, 2) else STRUE(s, 5):"),
+    ("if f(s[3] and x):", "if f(s[3] and x):"),
+    ("if s[3] + 1 and x:", "if s[3] + 1 and x:"),
+    ("if s[k] and x:", "if s[k] and x:"),
+    ("if t[3] and x:", "if t[3] and x:"),
+    ("if x == (s[3] or s[4]):", "if x == (s[3] or s[4]):"),
+    ("x = s[3] and s[4]", "x = s[3] and s[4]"),
+])
+def test_unchecked_truths_takes_the_truth_of_slots_only_where_a_test_does(
+        line: str, want: str) -> None:
+    """A slot becomes STRUE only where an ``if`` takes its truth alone;
+    and the rewritten test has the original's truth for slots holding 0, 1,
+    False, True and other integers, with STRUE as its truth."""
+    got = unchecked_truths("    " + line).rstrip("\n")
+    assert got == "    " + want
+    if want == line or not line.startswith(("if", "elif")):
+        return
+    old = line.split(" ", 1)[1][:-1]
+    new = want.split(" ", 1)[1][:-1]
+    rng = random.Random(3)
+    for _ in range(200):
+        s = [rng.choice([0, 1, False, True, 2, 7, 300]) for _ in range(80)]
+        env = {"s": s, "x": rng.random() < 0.5, "a": rng.choice([0, 3]),
+               "STRUE": lambda s, i: int(bool(s[i]))}
+        assert bool(eval(old, env)) == bool(eval(new, env))  # noqa: S307 (the test's own text)
+
+
+WORDS = v1model(
+    types="""header h_t { bit<64> q; bit<32> v; bit<16> x; bit<8> idx; bit<8> flag; }
+struct H { h_t h; }
+struct M { bool seen; }
+""",
+    parser="parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {\n"
+           "    state start { pkt.extract(hdr.h); transition accept; }\n}\n",
+    ingress="""control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    register<bit<64>>(8) r;
+    apply {
+        bit<64> old;
+        r.read(old, (bit<32>)(hdr.h.idx & 8w7));
+        r.write((bit<32>)(hdr.h.idx & 8w7), hdr.h.q);
+        m.seen = hdr.h.flag == 8w1;
+        if (m.seen && hdr.h.isValid()) { hdr.h.q = hdr.h.q + old; }
+        else { hdr.h.q = hdr.h.q ^ 64w0xFFFF0000FFFF; }
+        hdr.h.v = hdr.h.v + 32w1;
+        update_checksum(true, { hdr.h.q, hdr.h.v }, hdr.h.x, HashAlgorithm.csum16);
+        sm.egress_spec = 1;
+    }
+}
+""",
+    deparser="control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); } }\n")
+
+# Values at the edges of CPython's 30-bit digits, of its shared small
+# integers and of a machine word.
+_EDGES = [0, 1, 255, 256, 257, 2**30 - 1, 2**30, 2**32 - 1, 2**60 - 1, 2**60, 2**63,
+          2**64 - 1]
+
+
+def test_fields_read_and_boxed_as_machine_words_match_the_python_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built, a state's fields are read through get_u64 and get_ssize and
+    stored through box_u64 and box_ssize, and a slot's truth in a test
+    through STRUE: values at every digit count CPython gives a 64-bit
+    integer, a register's index and a flag on and off emit what the Python
+    text emits, and small values are CPython's shared objects."""
+    python, built = _built_and_python(tmp_path, monkeypatch, WORDS)
+    source = full_source(built.program.python_source, {})
+    for helper in ("get_u64(s, ", "get_ssize(s, ", "box_u64(", "box_ssize(", "STRUE(s, "):
+        assert helper in source
+    rng = random.Random(11)
+    cases = [(q, v, idx, flag) for q in _EDGES for v in (0, 2**32 - 1)
+             for idx, flag in ((3, 1), (3, 0))]
+    cases += [(rng.randrange(2**64), rng.randrange(2**32), rng.randrange(256),
+               rng.choice([0, 1, 2])) for _ in range(300)]
+    for q, v, idx, flag in cases:
+        frame = (q.to_bytes(8, "big") + v.to_bytes(4, "big") + bytes(2) + bytes([idx, flag])
+                 + bytes(rng.randrange(256) for _ in range(rng.randrange(3))))
+        a, b = python.process(0, frame), built.process(0, frame)
+        assert a == b, frame.hex()
+    for sw in (python, built):
+        assert sw.externs[0].values == python.externs[0].values
+    # Parse a frame and hold its state: the built parser's small fields are
+    # the interpreter's own small integers.
+    state = built.program.layout.template.copy()
+    frame = (256).to_bytes(8, "big") + (7).to_bytes(4, "big") + bytes([0, 200, 5, 1])
+    state[0] = 0
+    built._parser(state, frame)
+    small = 200  # the interpreter's shared object
+    assert frame[-2] in state and any(x is small for x in state)
 
 STACK = v1model(
     types="""header e_t { bit<8> n; bit<16> tag; }

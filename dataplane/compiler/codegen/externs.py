@@ -1099,8 +1099,14 @@ class ExternMixin:
             ck = f"(65535 - (({v} % 65535) or (65535 if {v} else 0)))"
             if name == "verify_checksum":
                 target = self.ev(args[2])
+                tt = strip(target.type)
+                held = target.code
+                if typed and isinstance(tt, BitT) and not tt.signed and tt.width <= 64:
+                    # Compared in a machine word: the sum is one, and an
+                    # object comparison would box it (a new integer a packet).
+                    held = self.word_local(target.code, "f")
                 cerr = self.layout.std_fields.get("checksum_error")
-                with self.w.block(f"if {ck} != {target.code}"):
+                with self.w.block(f"if {ck} != {held}"):
                     if cerr is not None:
                         self.w(f"s[{cerr}] = 1")
             else:
@@ -1462,8 +1468,8 @@ class ExternMixin:
                    boxed: bool = False) -> None:
         """A unit's fields from its value: small shifts and masks, signed
         fields from two's complement, bools from their bit. ``boxed``
-        (compiled code only): unsigned fields wider than a byte become
-        integer objects through ``BOXU``, the built module's cache of them."""
+        (compiled code only): unsigned fields become integer objects
+        through ``_boxed``'s cache or table."""
         shift = unit.bits
         for off, w, ft in unit.leaves:
             shift -= w
@@ -1865,8 +1871,10 @@ def _boxed(expr: str, width: int) -> str:
     stores: through the built module's cache (``BOXU`` in
     ``dataplane.compiler.native``) when it may exceed CPython's shared small
     integers, so a value that recurs (an EtherType, an address, a port) is
-    not made and freed again for every packet."""
-    return f"BOXU({expr})" if width > 8 else expr
+    not made and freed again for every packet; a narrower one through
+    ``box_u64``, which takes CPython's shared small integer from a table
+    (``dataplane/runtime/ints.pxd``) where Cython would call for it."""
+    return f"BOXU({expr})" if width > 8 else f"box_u64({expr})"
 
 
 def _piece(value: str, total: int, shift: int, width: int) -> str:
