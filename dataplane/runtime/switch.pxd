@@ -2,7 +2,8 @@
 # EgressJob, made once per packet-hop, as an extension type, so the egress
 # closure (which declares its job one) reads its fields as struct members
 # instead of looking them up by name. Python ignores this file; the
-# attributes are those of __slots__, all plain objects.
+# attributes are those of __slots__, all plain objects. (Its freelist and
+# no_gc decorators are on the class in switch.py: Cython takes them there.)
 cdef class EgressJob:
     cdef public object port, state, length
     cdef public bytes frame

@@ -45,6 +45,16 @@ went cold while a hundred other switches ran."""
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRCULATED, REPLICATION, RESUBMITTED = 0, 1, 2, 4, 5, 6
 
 
+# Compiled (switch.pxd), a job is made and freed once per packet-hop and is
+# never part of a cycle (it holds integers, bytes and the packet's state, a
+# list of field values): Cython keeps freed ones for reuse (no allocator
+# call) and leaves the type out of the cyclic collector (no tracking, and
+# no collections of the young generation set off by jobs). Cython takes
+# these decorators here, beside ``cclass``, not from switch.pxd; Python
+# ignores all three.
+@cython.freelist(64)
+@cython.no_gc
+@cython.cclass
 class EgressJob:
     """A packet between the traffic manager and egress.
 
@@ -694,7 +704,7 @@ class Switch:
                 s[k_cur] = 0
             deparser(s)
             stored = s[k_cur]
-            if stored and not out:  # compiled, the common case
+            if stored != 0 and not out:  # compiled, the common case (an inline test)
                 packet = _joined(dbuf, stored, job.frame, job.offset)
             else:
                 if stored:
@@ -707,7 +717,7 @@ class Switch:
                 return (), clones, [(job.port, packet, RECIRCULATED, (s, s[k_recirc]))]
             if mark >= 0:
                 recycle(s)
-            if clones:
+            if type(clones) is list:  # an egress clone (a truth test of () is a call)
                 return ((job.port, packet),), clones, ()
             return packet  # most packets
 

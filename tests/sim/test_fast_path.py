@@ -62,3 +62,25 @@ def test_gpint_runs_the_same_compiled_and_in_pure_python() -> None:
     assert compiled["transmitted"] > 3000, compiled
     assert (compiled["digest"], compiled["transmitted"], compiled["hops"], compiled["events"]) \
         == (pure["digest"], pure["transmitted"], pure["hops"], pure["events"])
+
+
+def test_a_compiled_egress_job_is_left_to_reference_counting() -> None:
+    """Compiled, an egress job (one a packet-hop) is not tracked by the
+    cyclic collector, so jobs neither pay for tracking nor set off
+    collections of the young generation; it still holds what it is given."""
+    import gc
+
+    from benchmarks.sim import fast_path
+    from dataplane.runtime.switch import EgressJob
+
+    state = fast_path()["modules"].get("dataplane.runtime.switch")
+    if state != "compiled":
+        why = f"dataplane.runtime.switch runs as {state}: run intbed accel build"
+        if os.environ.get("INTBED_REQUIRE_ACCEL"):
+            pytest.fail(why)
+        pytest.skip(why)
+    fields = [0, 1, 2]
+    job = EgressJob(3, fields, b"frame", 5, 2)
+    assert not gc.is_tracked(job)
+    assert (job.port, job.state, job.frame, job.length, job.offset) == (3, fields, b"frame", 5, 2)
+    assert job.payload == b"ame"
