@@ -426,6 +426,63 @@ def test_fields_read_and_boxed_as_machine_words_match_the_python_text(
     small = 200  # the interpreter's shared object
     assert frame[-2] in state and any(x is small for x in state)
 
+
+SELECTS = v1model(
+    types="""header a_t { bit<64> w; bit<16> t; bit<48> m; }
+header b_t { bit<8> x; }
+struct H { a_t a; b_t b1; b_t b2; b_t b3; b_t b4; }
+struct M { }
+""",
+    parser="""parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {
+    value_set<bit<16>>(4) pvs;
+    state start { pkt.extract(hdr.a); transition select(hdr.a.w, hdr.a.t) {
+        (64w0xFFFFFFFFFFFFFFFF, _): s1;
+        (64w0x8000000000000000 &&& 64w0x8000000000000000, 16w0x0800): s2;
+        (_, 16w100 .. 16w200): s3;
+        (_, pvs): s4;
+        default: wide; } }
+    state wide { transition select(hdr.a.m) { 48w0xFFFFFFFFFFFF: s1; 48w0x80000000: s2;
+                                               default: accept; } }
+    state s1 { pkt.extract(hdr.b1); transition accept; }
+    state s2 { pkt.extract(hdr.b2); transition accept; }
+    state s3 { pkt.extract(hdr.b3); transition accept; }
+    state s4 { pkt.extract(hdr.b4); transition accept; }
+}
+""",
+    ingress="control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
+            "    apply { sm.egress_spec = 1;\n"
+            "        if (hdr.b1.isValid()) { hdr.b1.x = 1; }\n"
+            "        if (hdr.b2.isValid()) { hdr.b2.x = 2; }\n"
+            "        if (hdr.b3.isValid()) { hdr.b3.x = 3; }\n"
+            "        if (hdr.b4.isValid()) { hdr.b4.x = 4; } }\n}\n",
+    deparser="control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.a); pkt.emit(hdr.b1);"
+             " pkt.emit(hdr.b2); pkt.emit(hdr.b3); pkt.emit(hdr.b4); } }\n")
+
+
+def test_select_keys_in_machine_words_match_the_python_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built, a select's keys of up to 64 bits are machine words: exact
+    values past 2**63, a mask, a range, a value set and a 48-bit key take
+    the state the Python text takes."""
+    python, built = _built_and_python(tmp_path, monkeypatch, SELECTS)
+    assert re.search(r"_k\d+=cython\.ulonglong", python.program.python_source)
+    for sw in (python, built):
+        sw.value_sets[0].members.add(0x1234)
+    rng = random.Random(13)
+    ws = [2**64 - 1, 2**63, 2**63 + 5, 2**63 - 1, 0, 7]
+    ts = [0x0800, 100, 150, 200, 201, 0x1234, 99]
+    ms = [2**48 - 1, 0x80000000, 0x7FFFFFFF, 0]
+    taken = set()
+    for w in ws:
+        for t in ts:
+            for m in ms:
+                frame = (w.to_bytes(8, "big") + t.to_bytes(2, "big") + m.to_bytes(6, "big")
+                         + bytes([rng.randrange(5, 256)]))
+                a, b = python.process(0, frame), built.process(0, frame)
+                assert a == b, frame.hex()
+                taken.add(min(a[0][1][-1], 5))  # the state's header marks its last byte
+    assert taken == {1, 2, 3, 4, 5}
+
 STACK = v1model(
     types="""header e_t { bit<8> n; bit<16> tag; }
 header b_t { bit<8> more; bit<8> v; }

@@ -237,6 +237,11 @@ class StmtMixin:
         tmps = []
         for k in keys:
             t = self.fresh("k")
+            kt = strip(k.type)
+            if k.parts is None and isinstance(kt, BitT) and not kt.signed and 0 < kt.width <= 64:
+                # A machine word on the compiled fast path: each case's test
+                # is then a C comparison, not one of integer objects.
+                self.w.ctypes[t] = "cython.ulonglong"
             self.w(f"{t} = {k.code if k.parts is None else '(' + ', '.join(k.parts) + ',)'}")
             tmps.append(t)
         nomatch = self.layout.error_codes.get("NoMatch", 2)
