@@ -10,6 +10,7 @@ interpreted.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import sysconfig
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from common.accel import MODULES, artifact_path, module_source
@@ -33,6 +34,17 @@ extension loads, instead of through a stub per symbol (0.7% fewer
 instructions a packet-hop in both benchmarks, docs/sim_performance.md)."""
 
 
+def declarations() -> str:
+    """A digest of the project's ``.pxd`` files. Cython reads those a module
+    or a pipeline cimports from the tree while it builds, but the artifact's
+    name (its key) was taken from them when the job was made."""
+    h = hashlib.sha256()
+    for top in sorted({name.split(".")[0] for name in MODULES} | {"dataplane"}):
+        for pxd in sorted(PACKAGE_ROOT.joinpath(top).rglob("*.pxd")):
+            h.update(str(pxd.relative_to(PACKAGE_ROOT)).encode() + b"\0" + pxd.read_bytes())
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class Job:
     """One extension to build: module ``name`` from ``source`` into ``out``."""
@@ -44,6 +56,10 @@ class Job:
     """What progress lines call it (default: ``name``)."""
     pxd: str | None = None
     """Declarations Cython reads beside the source (``module.pxd``)."""
+    declared: str = field(default_factory=declarations)
+    """``declarations()`` when the job was made: an extension compiled after
+    they changed is not put under a key taken before (it would load against
+    another layout, or be refused at import)."""
 
 
 def compiler() -> str:
@@ -105,6 +121,9 @@ def build(job: Job, *, flags: Sequence[str] = (), workdir: Path | None = None,
                 tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-6:])
                 raise IntbedError(f"building {job.name} failed ({Path(argv[0]).name} exit "
                                   f"{proc.returncode}): {tail}")
+        if declarations() != job.declared:
+            raise IntbedError(f"building {job.name}: the project's .pxd files changed while "
+                              "it was being built; run intbed accel build again")
         # An instrumented extension writes its profile where its object was
         # made (a path compiled in), wherever the extension is moved.
         os.replace(so_file, out)

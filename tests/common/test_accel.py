@@ -100,6 +100,27 @@ def test_a_source_that_does_not_build_is_one_error_line(
     assert not out.exists() and list((tmp_path / "accel").iterdir()) == []  # nothing half-made
 
 
+
+def test_declarations_changed_during_a_build_leave_no_artifact(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's .pxd files are read from the tree while Cython runs, and
+    the artifact's key was taken from them when the job was made: when they
+    differ by the end of the build (an edit during a long one), the build
+    is one clear error and nothing is put under the old key."""
+    import common.accel_build as accel_build
+
+    if (why := _have_compiler()) is not None:
+        pytest.skip(why)
+    job = Job(MODULE, SOURCE, tmp_path / "accel" / "hot.so")
+    assert job.declared == accel_build.declarations()  # taken when the job was made
+    monkeypatch.setattr(accel_build, "declarations", lambda: "edited meanwhile")
+    with pytest.raises(IntbedError) as err:
+        build(job)
+    message = str(err.value)
+    assert "changed while it was being built" in message and "accel build" in message
+    assert "\n" not in message
+    assert not job.out.exists() and list((tmp_path / "accel").iterdir()) == []
+
 def test_pure_python_turns_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(accel.PURE_ENV, "1")
     assert not accel.enabled()
