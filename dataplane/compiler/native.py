@@ -38,7 +38,7 @@ def header(names: Mapping[str, Any]) -> str:
 
 
 NATIVE_CIMPORTS = """\
-from cython.cimports.dataplane.runtime.tables import Entry
+from cython.cimports.dataplane.runtime.tables import Entry, lpm1_lookup
 from cython.cimports.dataplane.runtime.ints import box_ssize, box_u64, get_ssize, get_u64
 from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING
 from cython.cimports.cpython.object import Py_EQ, PyObject, PyObject_IsTrue

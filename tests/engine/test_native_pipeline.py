@@ -483,6 +483,68 @@ def test_select_keys_in_machine_words_match_the_python_text(
                 taken.add(min(a[0][1][-1], 5))  # the state's header marks its last byte
     assert taken == {1, 2, 3, 4, 5}
 
+
+ROUTES = v1model(
+    types="""header h_t { bit<32> dst; bit<64> wide; bit<8> mark; }
+struct H { h_t h; }
+struct M { }
+""",
+    parser="parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {\n"
+           "    state start { pkt.extract(hdr.h); transition accept; }\n}\n",
+    ingress="""control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    action put(bit<8> v) { hdr.h.mark = hdr.h.mark + v; sm.egress_spec = 1; }
+    table by_dst { key = { hdr.h.dst : lpm; } actions = { put; NoAction; }
+                   default_action = NoAction(); }
+    table by_wide { key = { hdr.h.wide : lpm; } actions = { put; NoAction; }
+                    default_action = put(8w100); }
+    apply { by_dst.apply(); by_wide.apply(); }
+}
+""",
+    deparser="control D(packet_out pkt, in H hdr) { apply { pkt.emit(hdr.h); } }\n")
+
+
+def test_one_field_lpm_lookups_read_in_c_match_the_python_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built, a one-field lpm table's apply reads the answer its slots hold
+    in C and calls the table's lookup on a miss (a 64-bit key has no slots):
+    hits, misses and answers cached before a route came or went take the
+    action the Python text takes."""
+    from dataplane.runtime.tables import Lpm
+
+    python, built = _built_and_python(tmp_path, monkeypatch, ROUTES)
+    assert "lpm1_lookup(LK" in full_source(built.program.python_source, {})
+    # The tables' own module compiled, the 32-bit table has slots to read.
+    slots = len(built.table("I.by_dst")._lpm_slot_found)
+    assert (slots > 0) == (accel.loaded().get("dataplane.runtime.tables") == "compiled")
+    assert not built.table("I.by_wide")._lpm_slot_found
+    rng = random.Random(17)
+    routes = [(0x0A000000, 8, 1), (0x0A010000, 16, 2), (0x0A010200, 24, 3), (0, 0, 4)]
+    dsts = [0x0A010203, 0x0A010303, 0x0A020304, 0x0B000001, 0x0A010200, 0xFFFFFFFF]
+    wides = [2**64 - 1, 2**63, 5]
+    entries = {}
+    for sw in (python, built):
+        for value, plen, v in routes[:3]:
+            entries[sw, value, plen] = sw.table_add("I.by_dst", {"hdr.h.dst": Lpm(value, plen)},
+                                                    "I.put", [v])
+        sw.table_add("I.by_wide", {"hdr.h.wide": Lpm(2**63, 1)}, "I.put", [50])
+
+    def compare(rounds: int) -> set[int]:
+        outs = set()
+        for _ in range(rounds):
+            dst = rng.choice(dsts) if rng.random() < 0.8 else rng.randrange(2**32)
+            frame = dst.to_bytes(4, "big") + rng.choice(wides).to_bytes(8, "big") + bytes(1)
+            a, b = python.process(0, frame), built.process(0, frame)
+            assert a == b, frame.hex()
+            outs.add(a[0][1][-1] % 50)  # by_dst's part of the mark (by_wide adds 50 or 100)
+        return outs
+
+    assert {0, 1, 2, 3}.issubset(compare(300))  # every route hit and a miss, cached too
+    for sw in (python, built):  # a route goes, another comes: cached answers are dropped
+        sw.table("I.by_dst").delete(entries[sw, 0x0A010000, 16])
+        sw.table_add("I.by_dst", {"hdr.h.dst": Lpm(0, 0)}, "I.put", [4])
+    outs = compare(300)
+    assert 2 not in outs and 0 not in outs and {1, 3, 4}.issubset(outs)
+
 STACK = v1model(
     types="""header e_t { bit<8> n; bit<16> tag; }
 header b_t { bit<8> more; bit<8> v; }

@@ -530,7 +530,16 @@ class ExternMixin:
             saved_lines = w.lines
             # Key expressions may need statements (e.g. isValid on a stack element).
             keys = "(" + ", ".join(key_codes) + ("," if len(key_codes) == 1 else "") + ")"
-            w(f"e = L{idx}({keys})" if key_codes or profile is not None else "e = None")
+            if [k.match_kind for k in decl.keys] == ["lpm"] and profile is None:
+                # Compiled, the slots' answer read in C (tables.pxd), the
+                # table's lookup on a miss; Python calls the lookup.
+                self.lpm1_tables.add(idx)
+                with w.block("if cython.compiled"):
+                    w(f"e = lpm1_lookup(LK{idx}, LF{idx}, {key_codes[0]}, L{idx})")
+                with w.block("else"):
+                    w(f"e = L{idx}({keys})")
+            else:
+                w(f"e = L{idx}({keys})" if key_codes or profile is not None else "e = None")
             # Every action's arguments are a tuple (entries, members and
             # defaults keep them so): compiled, an argument is a C item read.
             # The hit entry is an Entry (an extension type when compiled:

@@ -180,6 +180,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         # checksum): the engine fills that slot only for such programs.
         self.reads_payload = False
         self.register_lists: set[int] = set()  # registers whose cells code indexes itself
+        self.lpm1_tables: set[int] = set()  # tables of one lpm key field (LK, LF in make)
         self.digests: dict[str, int] = {}
         self.value_sets: list[Any] = []
         # Extern functions the program declares itself, bound to plugins.
@@ -729,6 +730,9 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
             lines.append(f"    L{i} = T{i}.lookup")
             # Its miss's [action, args], changed in place only (typed list).
             lines.append(f"    TD{i} = cython.declare(list, T{i}.default)")
+            if i in self.lpm1_tables:  # its slots, changed in place only (typed)
+                lines.append(f"    LK{i} = cython.declare(bytearray, T{i}._lpm_slot_keys)")
+                lines.append(f"    LF{i} = cython.declare(list, T{i}._lpm_slot_found)")
         for i in range(len(self.externs)):
             lines.append(f"    E{i} = X.externs[{i}]")
         for i in sorted(self.register_lists):
