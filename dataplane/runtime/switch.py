@@ -704,7 +704,7 @@ class Switch:
                 s[k_cur] = 0
             deparser(s)
             stored = s[k_cur]
-            if stored and not out:  # compiled, the common case
+            if stored != 0 and not out:  # compiled, the common case (an inline test)
                 packet = _joined(dbuf, stored, job.frame, job.offset)
             else:
                 if stored:
