@@ -34,6 +34,8 @@ import math
 
 import numpy as np
 
+from common import samebits
+
 __all__ = [
     "harmonic",
     "online_expected",
@@ -56,7 +58,7 @@ def reservoir_expected(k: int, fragments: int = 1) -> float:
 def step_probabilities(k: int, tau: float, p: float) -> np.ndarray:
     """P_j for j = 0..k-1 known hops (see the module docstring)."""
     unknown = k - np.arange(k, dtype=np.float64)
-    xor = unknown * p * np.power(1.0 - p, unknown - 1.0)
+    xor = unknown * p * samebits.power(1.0 - p, unknown - 1.0)
     return tau * unknown / k + (1.0 - tau) * xor
 
 
@@ -82,9 +84,9 @@ def _fragment_time_cdf(done: np.ndarray, fragments: int, ts: np.ndarray) -> np.n
     c = np.arange(done.shape[0], dtype=np.float64)
     log_fact = np.array([math.lgamma(i + 1.0) for i in range(done.shape[0])])
     mu = np.maximum(ts / fragments, 1e-300)[:, None]
-    pmf = np.exp(c[None, :] * np.log(mu) - mu - log_fact[None, :])
+    pmf = samebits.exp(c[None, :] * samebits.log(mu) - mu - log_fact[None, :])
     beyond = np.clip(1.0 - pmf.sum(axis=1), 0.0, 1.0)
-    return pmf @ done + beyond * done[-1]
+    return samebits.dot(pmf, done) + beyond * done[-1]
 
 
 def online_expected(k: int, tau: float, p: float, fragments: int = 1) -> float:
@@ -103,7 +105,7 @@ def online_expected(k: int, tau: float, p: float, fragments: int = 1) -> float:
         done = _one_fragment_cdf(probs, own)
     t_max = fragments * own * 1.5
     ts = np.linspace(0.0, t_max, 2001)
-    tail = 1.0 - _fragment_time_cdf(done, fragments, ts) ** fragments
+    tail = 1.0 - samebits.power(_fragment_time_cdf(done, fragments, ts), fragments)
     dt = ts[1] - ts[0]
     weights = np.ones(ts.shape[0])
     weights[1:-1:2], weights[2:-1:2] = 4.0, 2.0

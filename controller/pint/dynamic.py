@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from datasketches import kll_floats_sketch
 
+from common import samebits
 from common.errors import InvalidValueError
 
 from .hashing import GlobalHashes, below
@@ -49,7 +50,7 @@ def encode_samples(
 def sampled_hops(hashes: GlobalHashes, pids: np.ndarray, hops: np.ndarray) -> np.ndarray:
     """The 1-based hop whose value each packet carries, as the sink recomputes it."""
     masks, _ = participants(PathCoding.reservoir(32), hashes, pids, hops)
-    return np.floor(np.log2(masks.astype(np.float64))).astype(np.int64) + 1
+    return samebits.bit_length(masks)
 
 
 class LatencySketches:

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
+from common import samebits
 from common.errors import InvalidValueError
 
 from .hashing import TWO32, GlobalHashes
@@ -55,12 +57,21 @@ class ValueCodec:
         return math.expm1(math.log(self.hi / self.lo) / steps) if steps else math.inf
 
     def levels(self) -> np.ndarray:
-        """The value of each code (index = code)."""
+        """The value of each code (index = code), read-only.
+
+        They become range-match table entries (``p4config.level_entries``),
+        so they are computed by ``math.exp`` element by element, never by
+        numpy's CPU-dependent kernel (``common.samebits``)."""
+        return self._levels
+
+    @cached_property
+    def _levels(self) -> np.ndarray:
         codes = np.arange(self.top + 1, dtype=np.float64)
-        out = self.lo * np.exp((codes - 1) * math.log1p(self.eps))
+        out = self.lo * samebits.exp((codes - 1) * math.log1p(self.eps))
         out[0] = 0.0
         if self.top >= 1:
             out[self.top] = self.hi
+        out.flags.writeable = False
         return out
 
     def encode(self, values: np.ndarray, coins: np.ndarray) -> tuple[np.ndarray, int]:

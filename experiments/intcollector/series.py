@@ -22,6 +22,7 @@ range of the paper's example ("the last hop latency is 130, threshold is
 
 from __future__ import annotations
 
+import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,17 +45,17 @@ NOISE_NS = 4.0
 def latency_series(samples: int, rate_pps: float, rng: np.random.Generator) -> np.ndarray:
     """``samples`` hop latencies (integer ns), one every 1 / ``rate_pps`` s."""
     dt = 1.0 / rate_pps
-    decay = np.exp(-dt / TAU_S)
+    decay = math.exp(-dt / TAU_S)
     u = np.empty(samples)
     u[0] = MEAN_U
-    shocks = rng.normal(0.0, SD_U * np.sqrt(1 - decay * decay), samples)
+    shocks = rng.normal(0.0, SD_U * math.sqrt(1 - decay * decay), samples)
     for i in range(1, samples):
         u[i] = MEAN_U + (u[i - 1] - MEAN_U) * decay + shocks[i]
     u = np.clip(u, 0.02, 0.9)
     queue_ns = NS_PER_PACKET * u / (1 - u)
     kicks = (rng.random(samples) < BURSTS_PER_S * dt) * rng.exponential(BURST_NS, samples)
     burst = np.empty(samples)
-    level, fade = 0.0, np.exp(-dt / BURST_TAU_S)
+    level, fade = 0.0, math.exp(-dt / BURST_TAU_S)
     for i in range(samples):
         level = level * fade + kicks[i]
         burst[i] = level

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from common import samebits
 from common.errors import InvalidValueError
 
 MAX_HOP = 5
@@ -257,7 +258,7 @@ def base_b_hop_distributions(
     w[0, 0] = 1.0
     fvals = np.array([f(i) for i in range(MAX_HOP + 1)])
     for n in range(1, hops + 1):
-        q = g(float(w[n - 1] @ fvals), ts_over_t)
+        q = g(samebits.dot(w[n - 1], fvals), ts_over_t)
         w[n] = _advance(w[n - 1], _stay_probs(f, q))
     return w[:, : hops + 1]
 
@@ -312,7 +313,7 @@ def base_b_distribution_fattree(
         total = sum(weights[h] for h, _pos in members)
         if total == 0.0:
             continue
-        x = sum(weights[h] * float(state[h] @ fvals) for h, _pos in members) / total
+        x = sum(weights[h] * samebits.dot(state[h], fvals) for h, _pos in members) / total
         stay = _stay_probs(f, g(x, ts_over_t))
         for h, _pos in members:
             state[h] = _advance(state[h], stay)
@@ -323,7 +324,7 @@ def base_b_distribution_fattree(
 
 
 def _mean(dist: np.ndarray) -> float:
-    return float(np.arange(len(dist)) @ dist)
+    return samebits.dot(np.arange(len(dist)), dist)
 
 
 def expected_labels_a(k: int, ts_over_t: float) -> float:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from common import samebits
 from common.seeds import derive_seed
 from controller.pint.dynamic import LatencySketches, encode_samples, sampled_hops
 from controller.pint.hashing import GlobalHashes
@@ -63,7 +64,7 @@ class Streams:
     def draw(self, packets: int) -> np.ndarray:
         """``(hops, flows, packets)`` latencies in us."""
         z = self.rng.standard_normal((*self.sigma.shape, packets))
-        return np.exp(self.log_median[..., None] + self.sigma[..., None] * z)
+        return samebits.exp(self.log_median[..., None] + self.sigma[..., None] * z)
 
 
 def chunks(checkpoints: list[int]) -> list[tuple[int, int, bool]]:

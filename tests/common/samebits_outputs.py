@@ -1,0 +1,126 @@
+"""The outputs that tests compare byte for byte, as digests in one JSON line.
+
+``test_samebits.py`` makes them in its own process (numpy's kernels for
+this CPU) and by running this file in a child process with numpy held to
+its baseline kernels; the two must be equal. The quick runs' digests are
+recorded in ``QUICK_METRICS`` too: a deliberate change of an experiment's
+results updates them in the same commit, with the reason
+(``python tests/common/samebits_outputs.py`` prints the new ones).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS.parent) not in sys.path:
+    sys.path.insert(0, str(TESTS.parent))
+
+QUICK_METRICS = {
+    "gpint-fig10":
+        "780b17570b5a7ed4d6d407b3920b2cb2bb248d83552b6a8d453ea73b648e9918",
+    "intcollector-fig9":
+        "c0384fe070c57dc32bace6284be82395e9e407bad5f56ea66a998df116e0ce9b",
+    "intcollector-storage":
+        "ff171da39c5b7f6bb14ab1bf82e5a35693ec3c30b42706aba3e6be34b0950493",
+    "intlabel-fig9":
+        "4bb310fcac6c404c18ed454f72f0a8cf1ff513b189d776cb549893e3862bc6d1",
+    "intlabel-fig12":
+        "ac99e164f3ce8e21418e3044f30e5e96d163d2a58f00df0a389d9aff588f4251",
+    "intlabel-fig14":
+        "f186ea70d6bf41660cf1a7c9a8afa3fece6a48ce4617fd90afc2c7d6e93641e2",
+    "intlabel-fig17":
+        "31015eb76ef9044d2b95731019909902f8fec2ebcc1dadbcaf3fabc86abf821b",
+    "intlabel-fig21":
+        "ca438e65e11cb3082ee27599a12fa8eb7d62e4b6fdcbdeb674f6ea31ed3f0c89",
+    "intlabel-fig22":
+        "b9dddb6c1776ae4a4611a3da1d86b954fd7f65955e1f4cb8628b630ac73f490b",
+    "pint-cc":
+        "15a4b3c49fdf77d46a7691a112752c4da34e310f092f2132b31de163a016287f",
+    "pint-path-tracing":
+        "c824cc23c55519ebb27233e8c0b233f22dcb66b91e7b36c446816678b9b4a61d",
+    "pint-path-tracing-net":
+        "da31e9ae87fba86248677101512a73a000cd5395f0f32601097f4163e680a2a3",
+}
+"""sha256 of metrics.csv of ``intbed run NAME --quick`` (seed 0): experiments
+whose numbers go through the float math of ``common.samebits``'s callers
+(PINT's levels and analysis, the INT-label theory, the collector's series)
+or through the sim (GPINT, INT-label's and PINT's runs on the sim target).
+Not here: the experiments that measure CPU time (intcollector-fig10/11,
+nicsink-fig3/4/5) and pint-quantiles, whose KLL sketches draw their
+compaction coins from a generator the library seeds from the clock."""
+
+
+def _load(path: Path) -> ModuleType:
+    if f"_samebits_{path.stem}" in sys.modules:
+        return sys.modules[f"_samebits_{path.stem}"]
+    spec = importlib.util.spec_from_file_location(f"_samebits_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def sha(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
+def numpy_dispatch() -> list[str]:
+    """numpy's dispatch targets beyond its baseline that are switched on here."""
+    from numpy._core._multiarray_umath import (  # type: ignore[attr-defined]
+        __cpu_baseline__,
+        __cpu_dispatch__,
+        __cpu_features__,
+    )
+    return [f for f in __cpu_dispatch__ if __cpu_features__.get(f) and f not in __cpu_baseline__]
+
+
+def pint_outputs() -> dict[str, str]:
+    """The generated PINT STF files and the level tables of a few codecs."""
+    from controller.pint.analysis import online_expected, reservoir_expected
+    from controller.pint.p4config import level_entries
+    from controller.pint.values import ValueCodec
+
+    stf = _load(TESTS / "pint" / "test_pint_p4_stf.py")
+    out = {f"stf {name}": sha(make()) for name, make in sorted(stf.GENERATORS.items())}
+    for bits, lo, hi in ((8, 1.0, 1e6), (10, 0.5, 2e5), (9, 2.0, 5e4)):
+        out[f"levels {bits} {lo} {hi}"] = sha(repr(level_entries(ValueCodec(bits, lo, hi))))
+    expectations = [online_expected(k, 0.5, 0.3, f) for k in (5, 9) for f in (1, 2, 4)]
+    out["pint expectations"] = sha(repr([*expectations, reservoir_expected(9, 2)]))
+    return out
+
+
+def golden_trace() -> str:
+    return str(_load(TESTS / "sim" / "test_golden_trace.py").traced_run()[0])
+
+
+def golden() -> str:
+    return str(_load(TESTS / "sim" / "test_golden_trace.py").GOLDEN)
+
+
+def quick_metrics() -> dict[str, str]:
+    from experiments.framework import run_experiment
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in QUICK_METRICS:
+            run = run_experiment(name, quick=True, out=Path(tmp) / name, jobs=1)
+            out[name] = sha((run / "metrics.csv").read_bytes())
+    return out
+
+
+def all_outputs() -> dict[str, Any]:
+    return {"numpy dispatch": numpy_dispatch(), **pint_outputs(),
+            "golden trace": golden_trace(), "quick metrics": quick_metrics()}
+
+
+if __name__ == "__main__":
+    print(json.dumps(all_outputs(), sort_keys=True))
