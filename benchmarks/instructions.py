@@ -2,14 +2,22 @@
 
 Wall-clock rates on a shared machine swing by a third from one run to the
 next, more than most speed-ups are worth. The number of instructions the
-CPU executes for the simulation is not: with a fixed hash seed it repeats
-to within about ten parts in a million on a quiet machine, a hundred on a
-loaded one (callgrind notices the on and off switches thousands of
-instructions late or early, by when it polls for them), so two versions
-are compared by it: this one and ``against``, another checkout of intbed
-(an older release, say), each run in a fresh process under ``valgrind
---tool=callgrind`` with counting switched on only around the simulated run
-(not start-up or compilation).
+CPU executes for the simulation is not: with a fixed hash seed two runs
+differ by a few parts in a hundred thousand (0.3 simulated seconds of the
+fabric: 14,188,271 and 14,189,538; what is left varies inside the process
+itself, such as object addresses and the hash collisions they make), so
+two versions are compared by it: this
+one and ``against``, another checkout of intbed (an older release, say),
+each run in a fresh process under ``valgrind --tool=callgrind`` with
+instrumentation switched on only around the simulated run (not start-up or
+compilation).
+
+The switches are callgrind's client requests (``CALLGRIND_START_INSTRUMENTATION``
+and ``..._STOP_...``), made by the process itself through a tiny library
+gcc builds from ``<valgrind/callgrind.h>``: they take effect at the
+instruction that makes them. (``callgrind_control -i on``, sent from
+outside, took effect whenever callgrind next polled for commands, and on a
+loaded machine two counts of one checkout differed by 0.9%.)
 
 The garbage collector runs in bursts whose timing depends on everything
 allocated before (compiling the program included): one full collection
@@ -25,17 +33,20 @@ old and new code alike.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from common.accel import PURE_ENV
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT, child_env
+from fastpath.loader import PURE_ENV, accel_dir
 
 CASES = ("fabric", "gpint")
 DEFAULT_SECONDS = {"fabric": 2.0, "gpint": 0.2}
@@ -43,8 +54,11 @@ DEFAULT_SECONDS = {"fabric": 2.0, "gpint": 0.2}
 runs some 50 times slower than the CPU)."""
 
 _WORKER = """
-import gc, json, os, subprocess, sys, time
+import ctypes, gc, json, sys, time
 import benchmarks.sim as bench
+
+_switch = ctypes.CDLL(sys.argv[3])
+_on, _off = _switch.intbed_instrument_on, _switch.intbed_instrument_off
 
 class _Toggle:
     calls = 0
@@ -54,9 +68,10 @@ class _Toggle:
         _Toggle.calls += 1
         if _Toggle.calls == 1:
             gc.collect()  # every version starts the run from the same collector state
-        state = "on" if _Toggle.calls == 1 else "off"
-        subprocess.run(["callgrind_control", "-i", state, str(os.getpid())],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            now = time.perf_counter()
+            _on()
+            return now
+        _off()
         return time.perf_counter()
 
 bench.time = _Toggle
@@ -69,15 +84,44 @@ print("INTBED-HOPS", json.dumps({"packet_hops": report["packet_hops"],
                                  "events": report["events"]}))
 """
 
+_SWITCH_SOURCE = """#include <valgrind/callgrind.h>
+void intbed_instrument_on(void) { CALLGRIND_START_INSTRUMENTATION; }
+void intbed_instrument_off(void) { CALLGRIND_STOP_INSTRUMENTATION; }
+"""
+CALLGRIND_HEADER = Path("/usr/include/valgrind/callgrind.h")
+
+
+def instrument_switch() -> Path:
+    """The library whose two functions switch callgrind's instrumentation
+    on and off from inside the counted process (built once, by gcc)."""
+    digest = hashlib.sha256(_SWITCH_SOURCE.encode()).hexdigest()[:16]
+    lib = accel_dir() / f"callgrind-switch-{digest}.so"
+    if lib.is_file():
+        return lib
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=lib.parent) as tmp:
+        src, out = Path(tmp) / "switch.c", Path(tmp) / "switch.so"
+        src.write_text(_SWITCH_SOURCE)
+        proc = subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out), str(src)],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise IntbedError(f"gcc could not build callgrind's switch: {proc.stderr.strip()}")
+        os.replace(out, lib)
+    return lib
+
+
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
 def valgrind_missing() -> str | None:
     """Why instructions cannot be counted here, or None."""
-    for tool in ("valgrind", "callgrind_control"):
+    for tool in ("valgrind", "gcc"):
         if shutil.which(tool) is None:
-            return (f"counting instructions needs {tool} (Debian: apt-get install valgrind); "
-                    "wall-clock figures need nothing: intbed bench sim")
+            return (f"counting instructions needs {tool} (Debian: apt-get install valgrind "
+                    "gcc); wall-clock figures need nothing: intbed bench sim")
+    if not CALLGRIND_HEADER.is_file():
+        return (f"counting instructions needs {CALLGRIND_HEADER} (Debian: apt-get install "
+                "valgrind); wall-clock figures need nothing: intbed bench sim")
     return None
 
 
@@ -102,7 +146,8 @@ def count(case: str, seconds: float, checkout: Path | None = None,
     root = checkout if checkout is not None else PACKAGE_ROOT
     env = child_env({"PYTHONHASHSEED": "0", **({PURE_ENV: "1"} if pure else {})}, root)
     argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-            "--callgrind-out-file=/dev/null", sys.executable, "-c", _WORKER, case, str(seconds)]
+            "--callgrind-out-file=/dev/null", sys.executable, "-c", _WORKER, case, str(seconds),
+            str(instrument_switch())]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=root, check=False)
     hops_line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("INTBED-HOPS ")), None)
     found = _COLLECTED.search(proc.stderr)
