@@ -23,7 +23,7 @@ APT_PACKAGES := python3-venv python3-dev cpp gcc redis-server influxdb mininet i
 # in a container it must match the host's kernel: without it, --sample says so).
 APT_PERF := linux-perf
 
-.PHONY: install test lint layers bench run-experiment test-bmv2 fuzz lab
+.PHONY: install accel clean test test-pure lint layers bench run-experiment test-bmv2 fuzz lab
 
 install:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
@@ -44,10 +44,29 @@ install:
 	@$(BIN)/intbed accel build || echo "warning: the compiled fast path was not built;" \
 	  "the sim runs in pure Python (same results, slower). See docs/sim_performance.md." >&2
 
+# The compiled fast path again, after an edit of a hot module or a program
+# (until then the edited module's group runs as Python, with a warning).
+accel:
+	$(BIN)/intbed accel build
+
+# What builds and runs leave in the checkout: the fast path's extensions,
+# bytecode and test caches. Never results/ (measurements are not rebuilt).
+clean:
+	@[ ! -x $(BIN)/intbed ] || $(BIN)/intbed accel clean
+	rm -rf .accel .pytest_cache .ruff_cache
+	find . -path ./.venv -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
 # pytest exits 5 when it collected no test; this suite always has tests, so
 # that means a broken checkout, not success.
 test:
 	@$(BIN)/python -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest ran no tests" >&2; exit 1; fi; \
+	exit $$rc
+
+# The whole suite on the Python reference alone (INTBED_PURE_PYTHON=1): no
+# compiled module or pipeline is loaded, in this process or its children.
+test-pure:
+	@INTBED_PURE_PYTHON=1 $(BIN)/python -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest ran no tests" >&2; exit 1; fi; \
 	exit $$rc
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.sim import ran_as_python
-from common.accel import PURE_ENV
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT, child_env
+from fastpath.loader import PURE_ENV
 
 RATES = ("fabric", "gpint")
 """The cases whose figure is a real-time factor (higher is faster)."""

@@ -27,10 +27,10 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from common import accel
 from common.errors import IntbedError
 from common.paths import child_env
 from common.seeds import derive_seed
+from fastpath import loader
 
 
 def random_server_traffic(net: Any, senders: list[str], rate_bps: float, size: int,
@@ -136,10 +136,10 @@ def profile_case(case: str, duration_s: float, top: int = 25) -> dict[str, Any]:
 
     cProfile sees Python functions only, so with the compiled fast path on
     the case runs in a child process that has it off."""
-    if accel.enabled():
+    if loader.enabled():
         argv = [sys.executable, "-c", _PROFILE_CHILD, case, repr(duration_s), str(top)]
         proc = subprocess.run(argv, capture_output=True, text=True, check=False,
-                              env=child_env({accel.PURE_ENV: "1"}))
+                              env=child_env({loader.PURE_ENV: "1"}))
         if proc.returncode != 0:
             tail = " | ".join(proc.stderr.strip().splitlines()[-4:])
             raise IntbedError(f"profiling the {case} case failed (exit {proc.returncode}): {tail}")
@@ -203,7 +203,7 @@ def fast_path() -> dict[str, Any]:
     from dataplane.compiler.pipeline import compile_file
     from p4src import program_path
 
-    return {"enabled": accel.enabled(), "modules": accel.loaded(),
+    return {"enabled": loader.enabled(), "modules": loader.loaded(),
             # Some 44% of a packet-hop's instructions are CPython's: which
             # interpreter ran is part of the figure (Makefile, PYTHON).
             "interpreter": f"{platform.python_version()} ({sys.executable})",

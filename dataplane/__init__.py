@@ -1,5 +1,5 @@
 """intbed's v1model target: P4-16 front end, engine, runtime and simulator."""
 
-from common import accel
+from fastpath import loader
 
-accel.install()  # the hot modules below run compiled where built (common.accel)
+loader.install()  # the hot modules below run compiled where built (fastpath.loader)

@@ -1,4 +1,4 @@
-"""Building the compiled fast path (``common.accel``): Cython turns a Python
+"""Building the compiled fast path (``fastpath.loader``): Cython turns a Python
 source into C, the system's C compiler into an extension.
 
 The directives keep Python's semantics: annotations are not taken as C
@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common.accel import MODULES, artifact_path, module_source
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT
+from fastpath.loader import MODULES, artifact_path, module_source
 
 DIRECTIVES = ("annotation_typing=False", "binding=True", "language_level=3")
 OPTIMIZE = "-O2"
@@ -81,7 +81,7 @@ def build(job: Job, *, flags: Sequence[str] = (), workdir: Path | None = None,
 
     ``flags`` go to the C compiler after the usual ones; ``workdir`` is where
     the C file and the object are made (a temporary directory by default;
-    a profile-guided build needs the same one twice, ``common.accel_pgo``);
+    a profile-guided build needs the same one twice, ``fastpath.pgo``);
     ``out`` replaces ``job.out``."""
     cc = compiler()
     out = job.out if out is None else out

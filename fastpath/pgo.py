@@ -21,8 +21,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from common.accel import accel_dir
-from common.accel_build import Job, build, build_all, compiler
+from fastpath.build import Job, build, build_all, compiler
+from fastpath.loader import accel_dir
 
 GENERATE = ("-fprofile-generate", "-fprofile-update=single")
 """Instrumented build: each extension writes ``module.so-module.gcda``

@@ -8,38 +8,38 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from common import accel
+from fastpath import loader
 from intbed.cli import cli
 
 
 def test_status_and_clean_in_an_empty_artifact_directory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(loader.DIR_ENV, str(tmp_path))
     runner = CliRunner()
     out = runner.invoke(cli, ["accel", "status"])
     assert out.exit_code == 0, out.output
-    for name in accel.MODULES:
+    for name in loader.MODULES:
         assert f"{name} " in out.output
     lines = [ln for ln in out.output.splitlines() if ln.startswith("  ")]
-    assert len(lines) >= len(accel.MODULES) + 2 and all(ln.endswith("not built") for ln in lines)
+    assert len(lines) >= len(loader.MODULES) + 2 and all(ln.endswith("not built") for ln in lines)
     assert "pipeline l3_forward.p4" in out.output and "pipeline gpint.p4" in out.output
 
-    accel.accel_dir().mkdir(parents=True)
-    (accel.accel_dir() / "x.so").write_bytes(b"")
+    loader.accel_dir().mkdir(parents=True)
+    (loader.accel_dir() / "x.so").write_bytes(b"")
     out = runner.invoke(cli, ["accel", "clean"])
-    assert out.exit_code == 0 and not accel.accel_dir().exists(), out.output
+    assert out.exit_code == 0 and not loader.accel_dir().exists(), out.output
 
 
 def test_the_profile_guided_build_trains_what_its_workload_runs() -> None:
     from benchmarks.sim import PROGRAMS
-    from common.accel_build import Job, module_job
+    from fastpath.build import Job, module_job
     from intbed.commands.accel import TRAINING, _trained
 
     # Every hot module and the benchmarks' pipelines; no other pipeline.
     pipelines = [(f"{name}.p4", Job(f"p4gen_{name}", "", Path(f"{name}.so")))
                  for name in (*PROGRAMS, "int_label")]
     trained = _trained(pipelines)
-    assert all(module_job(name).name in trained for name in accel.MODULES)
+    assert all(module_job(name).name in trained for name in loader.MODULES)
     for name in PROGRAMS:
         assert f"p4gen_{name}" in trained
     assert "p4gen_int_label" not in trained

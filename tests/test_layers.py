@@ -4,7 +4,8 @@ tested and replaced without the ones above it.
 Levels (a package imports its own package, anything the table lists, and
 third-party code; nothing else):
 
-0. common, p4proto, p4src: neutral helpers, no intbed package.
+0. common, p4proto, p4src: neutral helpers, no intbed package; fastpath
+   (the compiled fast path's loader and build): common only.
 1. dataplane, topologies, traffic: level 0 only, not each other.
 2. controller: level 0, topologies, traffic; never dataplane (it talks to
    switches over P4Runtime, as it would to hardware).
@@ -30,9 +31,10 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-LEVEL0 = frozenset({"common", "p4proto", "p4src"})
+LEVEL0 = frozenset({"common", "fastpath", "p4proto", "p4src"})
 ALLOWED: dict[str, frozenset[str]] = {
     "common": frozenset(),
+    "fastpath": frozenset({"common"}),
     "p4proto": frozenset(),
     "p4src": frozenset(),
     "dataplane": LEVEL0,

@@ -42,3 +42,23 @@ def test_the_venv_is_made_with_the_distributions_python_where_it_is_new_enough()
 
 def test_python_on_the_command_line_picks_the_interpreter() -> None:
     assert _venv_line("PYTHON=python3.12").endswith("|| python3.12 -m venv .venv")
+
+
+def _recipe(target: str) -> str:
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    return subprocess.run(["make", "-n", "-C", str(REPO_ROOT), target], capture_output=True,
+                          text=True, check=True, timeout=60).stdout
+
+
+def test_test_pure_runs_the_suite_with_the_fast_path_off() -> None:
+    recipe = _recipe("test-pure")
+    assert "INTBED_PURE_PYTHON=1" in recipe and "-m pytest -q" in recipe
+    assert "exit 5" not in recipe and "rc -eq 5" in recipe  # no tests collected is a failure
+
+
+def test_accel_builds_and_clean_removes_builds_but_never_results() -> None:
+    assert "intbed accel build" in _recipe("accel")
+    clean = _recipe("clean")
+    assert "intbed accel clean" in clean and ".accel" in clean and "__pycache__" in clean
+    assert "results" not in clean

@@ -5,9 +5,9 @@ Hosts are given as plain address strings (any object with ``mac`` and
 """
 
 # ruff: noqa: E402 - the finder must be in place before the modules import
-from common import accel
+from fastpath import loader
 
-accel.install()  # packets and receiver run compiled where built (common.accel)
+loader.install()  # packets and receiver run compiled where built (fastpath.loader)
 
 from traffic.errors import TrafficError
 from traffic.packets import Endpoint, FlowKey, FlowSpec, PacketFactory, scapy_packet

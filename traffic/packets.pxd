@@ -1,4 +1,4 @@
-# Cython's view of packets.py on the compiled fast path (common.accel):
+# Cython's view of packets.py on the compiled fast path (fastpath.loader):
 # PacketFactory as an extension type, so packet() (cpdef) reads its fields as
 # struct members (the sums' bases as machine words) instead of looking
 # them up by name, and the C functions its compiled branch builds a frame

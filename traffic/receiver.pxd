@@ -1,4 +1,4 @@
-# Cython's view of receiver.py on the compiled fast path (common.accel):
+# Cython's view of receiver.py on the compiled fast path (fastpath.loader):
 # Receiver as an extension type, so receive() reads its five columns as
 # struct members and appends to them as typed lists (a C call each)
 # instead of looking each one up by name on every packet. Python ignores

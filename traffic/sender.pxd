@@ -1,4 +1,4 @@
-# Cython's view of sender.py on the compiled fast path (common.accel):
+# Cython's view of sender.py on the compiled fast path (fastpath.loader):
 # SentLog as an extension type, so record() appends to its four columns as
 # typed lists read from struct members (a C call each) instead of looking
 # each one up by name, and a Sender's iteration calls it as a C function.

@@ -1,4 +1,4 @@
-"""Generated pipelines on the compiled fast path (``common.accel``).
+"""Generated pipelines on the compiled fast path (``fastpath.loader``).
 
 A pipeline's generated Python is built into an extension under the hash of
 its full text, so the same program compiled with the same options finds
@@ -18,9 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from common import accel
-from common.accel_build import Job
-from common.paths import PACKAGE_ROOT
+from fastpath import loader
+from fastpath.build import Job
 
 
 def header(names: Mapping[str, Any]) -> str:
@@ -153,152 +152,135 @@ cache changes which object holds a value, never the value. Python never
 sees them."""
 
 
-_STORE = re.compile(r"^(\s*)s\[(\d+)\] = (.+)$")
+_WORD_READS = {"ulonglong": "get_u64", "Py_ssize_t": "get_ssize"}
+_WORD_BOXES = {"ulonglong": "box_u64", "Py_ssize_t": "box_ssize"}
+_ZEROS = re.compile(r"Z\d+")
 
 
-def unchecked_stores(text: str) -> str:
-    """``text`` with each statement that stores into a fixed slot of the
-    packet state (``s[N] = value`` on one line) made ``SPUT(s, N, value)``.
-    Safe because every state the engine hands generated code is a copy of
-    its program's template, which has every slot the program names
-    (``Switch`` checks the egress job's state, the one a caller could
-    make)."""
-    out = []
-    for line in text.splitlines():
-        m = _STORE.match(line)
-        if m is not None and _one_store(line.strip()):
-            line = f"{m.group(1)}SPUT(s, {m.group(2)}, {m.group(3)})"
-        out.append(line)
-    return "\n".join(out) + "\n"
+def _slot(node: ast.AST) -> int | None:
+    """N when ``node`` is ``s[N]``: a fixed slot of the packet state."""
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+            and node.value.id == "s" and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int):
+        return node.slice.value
+    return None
 
 
-def _one_store(line: str) -> bool:
-    """True when ``line``, which ``_STORE`` found to begin with ``s[N] =``,
-    is one whole statement storing one value (not a chained assignment, a
-    tuple, or the first line of a longer statement)."""
-    try:
-        body = ast.parse(line).body
-    except SyntaxError:
-        return False
-    return (len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1
-            and not isinstance(body[0].value, ast.Tuple))
+def _call(name: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(ast.Name(name, ast.Load()), list(args), [])
 
 
-_TEST = re.compile(r"^(\s*)(if|elif) s\[(\d+)\]:$")
+def _s_and(*numbers: int) -> list[ast.expr]:
+    return [ast.Name("s", ast.Load()), *(ast.Constant(n) for n in numbers)]
 
 
-def unchecked_tests(text: str) -> str:
-    """``text`` with each ``if s[N]:`` (or ``elif``) that tests one fixed
-    slot of the packet state made ``if STRUE(s, N):``, safe for the reason
-    ``unchecked_stores`` gives."""
-    return "\n".join(_TEST.sub(r"\1\2 STRUE(s, \3):", line)
-                     for line in text.splitlines()) + "\n"
+def _word_locals(fn: ast.FunctionDef) -> dict[str, str]:
+    """The locals ``fn``'s ``@cython.locals(...)`` declares machine words."""
+    out: dict[str, str] = {}
+    for dec in fn.decorator_list:
+        if (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute)
+                and dec.func.attr == "locals" and isinstance(dec.func.value, ast.Name)
+                and dec.func.value.id == "cython"):
+            for kw in dec.keywords:
+                v = kw.value
+                if (kw.arg is not None and isinstance(v, ast.Attribute)
+                        and isinstance(v.value, ast.Name) and v.value.id == "cython"
+                        and v.attr in _WORD_READS):
+                    out[kw.arg] = v.attr
+    return out
 
 
-_GUARD = re.compile(r"\bs\[(\d+):(\d+):(\d+)\] != Z\d+\b")
+class NativeForms(ast.NodeTransformer):
+    """Generated Python made into the forms the compiled build runs, on
+    Python's own parse of it (the text itself runs as Python unchanged).
+
+    Every state the engine hands generated code is a copy of its program's
+    template, which has every slot the program names (``Switch`` checks the
+    egress job's state, the one a caller could make), so reads and stores
+    of a fixed slot ``s[N]`` need no bounds check:
+
+    * ``s[N] = value`` (one target, not a tuple) becomes ``SPUT(s, N, value)``;
+    * in a function whose ``@cython.locals`` declares ``x`` a machine word,
+      ``x = s[N]`` becomes ``x = get_u64(s, N)`` (or ``get_ssize``), and a
+      store of ``x``, ``x + C`` or ``x - C`` is boxed by ``box_u64`` (or
+      ``box_ssize``): the conversions Cython would make, without its bounds
+      check, reference traffic and general paths (``runtime/ints.pxd``);
+    * a slot whose truth alone an ``if`` (or ``elif``) takes, the whole
+      test or an operand of ``and``, ``or``, ``not`` or a conditional's test
+      there, becomes ``STRUE(s, N)``;
+    * ``s[lo:hi:k] != Zn``, a stack's validity slots tested at once, becomes
+      ``ANYV(s, lo, hi, k)``: the same answer without the slice's list.
+    """
+
+    def __init__(self) -> None:
+        self._words: list[dict[str, str]] = [{}]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self._words.append(_word_locals(node))
+        self.generic_visit(node)
+        self._words.pop()
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.targets) != 1:
+            return node
+        target, value = node.targets[0], node.value
+        words = self._words[-1]
+        read = _slot(value)
+        if isinstance(target, ast.Name) and target.id in words and read is not None:
+            node.value = _call(_WORD_READS[words[target.id]], *_s_and(read))
+            return node
+        slot = _slot(target)
+        if slot is None or isinstance(value, ast.Tuple):
+            return node
+        name = value.left if isinstance(value, ast.BinOp) else value
+        if (isinstance(name, ast.Name) and name.id in words
+                and (value is name or (isinstance(value, ast.BinOp)
+                                       and isinstance(value.op, ast.Add | ast.Sub)
+                                       and isinstance(value.right, ast.Constant)
+                                       and type(value.right.value) is int
+                                       and value.right.value >= 0))):
+            value = _call(_WORD_BOXES[words[name.id]], value)
+        return ast.copy_location(ast.Expr(_call("SPUT", *_s_and(slot), value)), node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        left = node.left
+        if (len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq)
+                and isinstance(left, ast.Subscript) and isinstance(left.value, ast.Name)
+                and left.value.id == "s" and isinstance(left.slice, ast.Slice)
+                and isinstance(node.comparators[0], ast.Name)
+                and _ZEROS.fullmatch(node.comparators[0].id)):
+            parts = (left.slice.lower, left.slice.upper, left.slice.step)
+            if all(isinstance(x, ast.Constant) and type(x.value) is int for x in parts):
+                return _call("ANYV", *_s_and(*(x.value for x in parts)))  # type: ignore[union-attr]
+        return node
+
+    def visit_If(self, node: ast.If) -> ast.AST:
+        self.generic_visit(node)
+        node.test = _truths(node.test)
+        return node
 
 
-def unchecked_guards(text: str) -> str:
-    """``text`` with each test of a stack's validity slots at once,
-    ``s[lo:hi:k] != Zn`` (``_any_valid_guard`` in the code generator), made
-    ``ANYV(s, lo, hi, k)``: the same answer without making the slice, a
-    list of n items, and comparing it with the list of n zeros (some 400
-    instructions for a four-entry stack, tested on every packet that has
-    one in its headers), safe for the reason ``unchecked_stores`` gives."""
-    return _GUARD.sub(r"ANYV(s, \1, \2, \3)", text)
-
-
-_LOCALS = re.compile(r"(\w+)=cython\.(ulonglong|Py_ssize_t)\b")
-_READ = re.compile(r"^(\s*)(\w+) = s\[(\d+)\]$")
-_PUT = re.compile(r"^(\s*)SPUT\(s, (\d+), (\w+)((?: [+-] \d+)?)\)$")
-_GET = {"ulonglong": "get_u64", "Py_ssize_t": "get_ssize"}
-_BOX = {"ulonglong": "box_u64", "Py_ssize_t": "box_ssize"}
-
-
-def typed_items(text: str) -> str:
-    """``text`` with the reads of a fixed slot into a local the function
-    declares a machine word (``x = s[N]``) made ``x = get_u64(s, N)`` (or
-    ``get_ssize``), and the stores of such a local, alone or plus or minus
-    a constant (``SPUT(s, N, x + 4)``), boxed through ``box_u64`` (or
-    ``box_ssize``): the conversions Cython would make, without its bounds
-    check, reference traffic and general paths (``dataplane/runtime/
-    ints.pxd``), safe for the reason ``unchecked_stores`` gives. Run after
-    ``unchecked_stores``. Each function's types are those of the
-    ``@cython.locals`` line before its ``def``."""
-    out = []
-    pending: dict[str, str] = {}
-    types: dict[str, str] = {}
-    for line in text.splitlines():
-        stripped = line.lstrip()
-        if stripped.startswith("@cython.locals("):
-            pending = dict(_LOCALS.findall(stripped))
-        elif stripped.startswith("def "):
-            types, pending = pending, {}
-        elif (m := _READ.match(line)) and m.group(2) in types:
-            line = f"{m.group(1)}{m.group(2)} = {_GET[types[m.group(2)]]}(s, {m.group(3)})"
-        elif (m := _PUT.match(line)) and m.group(3) in types:
-            box = _BOX[types[m.group(3)]]
-            line = f"{m.group(1)}SPUT(s, {m.group(2)}, {box}({m.group(3)}{m.group(4)}))"
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
-_TRUTH_LINE = re.compile(r"^(\s*)(if|elif) (.+):$")
-
-
-def unchecked_truths(text: str) -> str:
-    """``text`` with each fixed slot of the packet state whose truth alone
-    an ``if`` or ``elif`` test takes (an operand of ``and``, ``or`` or
-    ``not`` there: ``if s[1910] and ANYV(...)``) made ``STRUE(s, N)``, safe
-    for the reason ``unchecked_stores`` gives. Cython tests an object's
-    truth through ``PyObject_IsTrue``; STRUE answers for 0, 1, True and
-    False by address. Run after ``unchecked_tests``, which takes the
-    tests of one slot alone."""
-    out = []
-    for line in text.splitlines():
-        m = _TRUTH_LINE.match(line)
-        if m is not None and "s[" in m.group(3):
-            line = m.group(1) + m.group(2) + " " + _truths(m.group(3)) + ":"
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
-def _truths(test: str) -> str:
-    """``test`` with the slots found in truth position made STRUE."""
-    try:
-        tree = ast.parse(test, mode="eval")
-    except SyntaxError:
-        return test
-    spans: list[tuple[int, int, int]] = []
-
-    def visit(node: ast.expr, truth: bool) -> None:
-        if (truth and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
-                and node.value.id == "s" and isinstance(node.slice, ast.Constant)
-                and type(node.slice.value) is int):
-            spans.append((node.col_offset, node.end_col_offset or 0, node.slice.value))
-            return
-        if isinstance(node, ast.BoolOp):
-            for v in node.values:
-                visit(v, truth)
-            return
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            visit(node.operand, True)
-            return
-        if isinstance(node, ast.IfExp):
-            visit(node.test, True)
-            visit(node.body, truth)
-            visit(node.orelse, truth)
-            return
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                visit(child, False)
-
-    visit(tree.body, True)
-    if not test.isascii():  # offsets are in UTF-8 bytes; generated tests are ASCII
-        return test
-    for lo, hi, slot in sorted(spans, reverse=True):
-        test = f"{test[:lo]}STRUE(s, {slot}){test[hi:]}"
+def _truths(test: ast.expr) -> ast.expr:
+    """``test`` with the slots in truth position made ``STRUE``."""
+    slot = _slot(test)
+    if slot is not None:
+        return _call("STRUE", *_s_and(slot))
+    if isinstance(test, ast.BoolOp):
+        test.values = [_truths(v) for v in test.values]
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test.operand = _truths(test.operand)
+    elif isinstance(test, ast.IfExp):
+        test.test, test.body, test.orelse = (_truths(test.test), _truths(test.body),
+                                             _truths(test.orelse))
     return test
+
+
+def native_forms(text: str) -> str:
+    """The generated ``text`` in the forms the compiled build runs (``NativeForms``)."""
+    return ast.unparse(NativeForms().visit(ast.parse(text))) + "\n"
 
 
 # Generated functions call each other with their arguments in place: a
@@ -313,41 +295,61 @@ _FROM_PROJECT = re.compile(r"^from cython\.cimports\.((?:dataplane|traffic|commo
                            r" import (.+)$", re.MULTILINE)
 
 
-def _project_cimports() -> tuple[list[Path], frozenset[str]]:
-    """The project .pxd files NATIVE_CIMPORTS cimports from, and the names
-    it takes from them (the module header must not import those too)."""
+def _project_cimports() -> tuple[tuple[str, ...], frozenset[str]]:
+    """The project modules NATIVE_CIMPORTS cimports from, and the names it
+    takes from them (the module header must not import those too)."""
     found = _FROM_PROJECT.findall(NATIVE_CIMPORTS)
-    return ([PACKAGE_ROOT.joinpath(*mod.split(".")).with_suffix(".pxd") for mod, _ in found],
+    return (tuple(dict.fromkeys(mod for mod, _ in found)),
             frozenset(n.strip() for _, names in found for n in names.split(",")))
 
 
 _PROJECT_CIMPORTS = _project_cimports()
 
+DEPENDS = tuple(m for m in _PROJECT_CIMPORTS[0] if m in loader.MODULES)
+"""The hot modules whose objects a built pipeline reads in C (a table's
+slots): it loads only when they run compiled (``loader.load_pipeline``)."""
+
 
 @functools.cache
 def _layouts() -> str:
-    """Comment lines naming the extension types' layouts the built module
-    was compiled against (each project .pxd it cimports, by digest): a build
-    keyed by its source is then rebuilt, not loaded against a changed
-    layout."""
-    return "".join(f"# {pxd.name} {hashlib.sha256(pxd.read_bytes()).hexdigest()[:16]}\n"
-                   for pxd in _PROJECT_CIMPORTS[0])
+    """A comment line naming what the built module was compiled against:
+    the project .pxd files it cimports and the modules behind them, by
+    digest (``loader.dependency_source``). A build keyed by its source is
+    then rebuilt, not loaded against a changed layout or beside a module
+    that runs as Python because it was edited."""
+    digest = hashlib.sha256(loader.dependency_source(list(_PROJECT_CIMPORTS[0]))).hexdigest()
+    return f"# compiled against {', '.join(_PROJECT_CIMPORTS[0])}: {digest[:24]}\n"
+
+
+@functools.cache
+def _forms() -> str:
+    """A comment line naming this module's code by digest: what turns a
+    pipeline's text into the built source is part of the build's key."""
+    return f"# native forms {hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:24]}\n"
+
+
+def _key_source(text: str, names: Mapping[str, Any]) -> str:
+    """What a pipeline's build is keyed by: the text as generated, with all
+    that goes around it and the forms' code, so a load needs no transform."""
+    return _DIRECTIVES + _layouts() + _forms() + header(names) + NATIVE_CIMPORTS + text
 
 
 def full_source(text: str, names: Mapping[str, Any]) -> str:
-    return (_DIRECTIVES + _layouts() + header(names) + NATIVE_CIMPORTS
-            + unchecked_truths(unchecked_guards(unchecked_tests(
-                typed_items(unchecked_stores(text))))))
+    """The source a pipeline's extension is built from."""
+    return (_DIRECTIVES + _layouts() + _forms() + header(names) + NATIVE_CIMPORTS
+            + native_forms(text))
 
 
 def load(text: str, names: Mapping[str, Any]) -> dict[str, Any] | None:
     """The built pipeline's namespace, or None to run the text instead."""
-    module = accel.load_pipeline(full_source(text, names))
+    module = loader.load_pipeline(_key_source(text, names), DEPENDS)
     return None if module is None else module.__dict__
 
 
 def job(text: str, names: Mapping[str, Any], label: str = "") -> Job | None:
     """What to build for this pipeline; None when it is built already."""
-    source = full_source(text, names)
-    out = accel.pipeline_path(source)
-    return None if out.is_file() else Job(accel.pipeline_key(source), source, out, label)
+    key = _key_source(text, names)
+    out = loader.pipeline_path(key)
+    if out.is_file():
+        return None
+    return Job(loader.pipeline_key(key), full_source(text, names), out, label)

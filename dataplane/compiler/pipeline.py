@@ -18,7 +18,6 @@ from typing import Any
 
 import cython
 
-from common.accel_build import Job
 from dataplane.compiler import native
 from dataplane.compiler.check import check_program
 from dataplane.compiler.codegen.externs import CopyBlockParams
@@ -31,6 +30,7 @@ from dataplane.compiler.schema import ControllerHeaderInfo, FieldInfo, ProgramSc
 from dataplane.runtime import externs as rt_externs
 from dataplane.runtime import support
 from dataplane.runtime.tables import Entry
+from fastpath.build import Job
 
 
 @dataclass

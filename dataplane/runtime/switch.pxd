@@ -1,4 +1,4 @@
-# Cython's view of switch.py on the compiled fast path (common.accel):
+# Cython's view of switch.py on the compiled fast path (fastpath.loader):
 # EgressJob, made once per packet-hop, as an extension type, so the egress
 # closure (which declares its job one) reads its fields as struct members
 # instead of looking them up by name. Python ignores this file; the

@@ -635,17 +635,13 @@ def _lpm1_slots_lookup(slot_keys: bytearray, slot_found: list[Entry | None],
     keys = cython.declare(bytearray, slot_keys)
     found = cython.declare(list, slot_found)
     levels = cython.declare(list, table_levels)
-    mask_slots = cython.declare(cython.ulonglong, len(slot_found) - 1)
-    # Fibonacci hashing (2**64 / golden ratio): addresses that differ in one
-    # byte, as a network's hosts do, land in different slots. The product's
-    # bits from 32 up index up to 2**32 slots.
-    golden = cython.declare(cython.ulonglong, 0x9E3779B97F4A7C15)
+    n_slots = cython.declare(cython.Py_ssize_t, len(slot_found))
 
     @cython.locals(value=cython.ulonglong, i=cython.Py_ssize_t, words=cython.p_ulonglong)
     def lookup_lpm1_slots(key: tuple[int, ...]) -> Entry | None:
         obj = key[0]
         value = obj
-        i = cython.cast(cython.Py_ssize_t, ((value * golden) >> 32) & mask_slots)
+        i = lpm1_slot(value, n_slots)  # noqa: F821 (tables.pxd: the pipelines' hash too)
         words = cython.cast(cython.p_ulonglong, PyByteArray_AS_STRING(keys))  # noqa: F821
         if words[i] == value + 1:
             return found[i]  # type: ignore[no-any-return]

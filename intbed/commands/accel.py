@@ -1,5 +1,5 @@
 """``intbed accel``: build and inspect the compiled fast path
-(``common.accel``): the sim's hot modules and the pipelines of P4 programs
+(``fastpath.loader``): the sim's hot modules and the pipelines of P4 programs
 as C extensions."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _trained(pipelines: list[tuple[str, object]]) -> set[str]:
     module, and of ``pipelines`` ((program file name, job) pairs, as
     ``_pipeline_jobs`` gives them) those of the benchmarks' programs."""
     from benchmarks.sim import PROGRAMS
-    from common.accel import MODULES
+    from fastpath.loader import MODULES
 
     return set(MODULES) | {job.name for program, job in pipelines  # type: ignore[attr-defined]
                            if Path(program).stem in PROGRAMS}
@@ -45,8 +45,8 @@ def _train(accel_base: Path) -> None:
     import subprocess
     import sys
 
-    from common.accel import DIR_ENV, PURE_ENV
     from common.paths import child_env
+    from fastpath.loader import DIR_ENV, PURE_ENV
 
     env = child_env({DIR_ENV: str(accel_base), "PYTHONHASHSEED": "0"})
     for name in (PURE_ENV, "INTBED_REQUIRE_ACCEL"):  # the workload runs compiled, as it can
@@ -64,9 +64,13 @@ def accel() -> None:
     """The compiled fast path: hot modules and pipelines built by Cython.
 
     Each build is keyed by the exact source it came from; an edited module
-    or program runs as Python until built again. INTBED_PURE_PYTHON=1 runs
+    or program runs as Python until built again, and so do the modules
+    compiled against its declarations. INTBED_PURE_PYTHON=1 runs
     everything as Python.
     """
+    from fastpath import loader
+
+    loader.quiet()  # the warnings say to run this command
 
 
 @accel.command()
@@ -83,8 +87,8 @@ def accel() -> None:
 def build(programs: tuple[Path, ...], jobs: int | None, pgo: bool) -> None:
     """Build the hot modules and the pipelines of PROGRAMS (default: the
     programs intbed ships); what is built already is skipped."""
-    from common.accel import accel_dir
-    from common.accel_build import build_all, module_jobs
+    from fastpath.build import build_all, module_jobs
+    from fastpath.loader import accel_dir
 
     pipelines = [(name, job) for name, job in _pipeline_jobs(programs) if job is not None]
     todo = module_jobs()
@@ -102,7 +106,7 @@ def build(programs: tuple[Path, ...], jobs: int | None, pgo: bool) -> None:
                    f"  ({time.monotonic() - start:.0f} s)")
 
     if pgo:
-        from common.accel_pgo import build_profiled
+        from fastpath.pgo import build_profiled
 
         trained = _trained(pipelines)
         n = build_profiled(todo, _train, workers=jobs, done=done,
@@ -123,8 +127,8 @@ def build(programs: tuple[Path, ...], jobs: int | None, pgo: bool) -> None:
 @p4c_options
 def status(programs: tuple[Path, ...]) -> None:
     """Which hot modules and pipelines have a build of their current source."""
-    from common.accel import MODULES, accel_dir, enabled
-    from common.accel_build import module_jobs
+    from fastpath.build import module_jobs
+    from fastpath.loader import MODULES, accel_dir, enabled
 
     missing = {job.name for job in module_jobs()}
     click.echo(f"artifacts: {accel_dir()}")
@@ -142,7 +146,7 @@ def clean() -> None:
     them again)."""
     import shutil
 
-    from common.accel import accel_dir
+    from fastpath.loader import accel_dir
 
     where = accel_dir()
     if where.exists():

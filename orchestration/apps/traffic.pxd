@@ -1,4 +1,4 @@
-# Cython's view of traffic.py on the compiled fast path (common.accel): a
+# Cython's view of traffic.py on the compiled fast path (fastpath.loader): a
 # schedule's playback as a target of the event loop, whose fire the loop
 # calls in C, and which sends through its host and schedules through its
 # simulator as C calls. Python ignores this file.

@@ -17,28 +17,21 @@ import random
 import re
 import sys
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 
 import cython
 import pytest
 from v1model_text import v1model
 
-from common import accel
-from common.accel_build import build, compiler
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT
+from dataplane.compiler import native
 from dataplane.compiler.frontend.parser import parse_file
-from dataplane.compiler.native import (
-    full_source,
-    typed_items,
-    unchecked_guards,
-    unchecked_stores,
-    unchecked_tests,
-    unchecked_truths,
-)
-from dataplane.compiler.pipeline import compile_program, native_job
+from dataplane.compiler.native import full_source, native_forms
+from dataplane.compiler.pipeline import compile_file, compile_program, native_job
 from dataplane.runtime.switch import EgressJob, Switch
+from fastpath import loader
+from fastpath.build import build, compiler
 from tests.crc_reference import crc16_arc
 
 PROGRAM = v1model(
@@ -103,13 +96,13 @@ def _built_and_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
                       ) -> tuple[Switch, Switch]:
     """A switch running ``text``'s pipeline as Python and one running its
     build (made here, in a directory of the test's own)."""
-    if not accel.enabled():
-        pytest.skip(f"{accel.PURE_ENV} is set: this process loads no builds")
+    if not loader.enabled():
+        pytest.skip(f"{loader.PURE_ENV} is set: this process loads no builds")
     try:
         compiler()
     except IntbedError as exc:
         pytest.skip(str(exc))
-    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
+    monkeypatch.setenv(loader.DIR_ENV, str(tmp_path / "accel"))
     src = tmp_path / "prog.p4"
     src.write_text(text)
     python = compile_program(parse_file(src), src)
@@ -183,96 +176,104 @@ def test_the_stores_over_item_pointers_keep_no_reference(
     assert run(5000) - before < 500
 
 
-def _check_rewrite(rewrite: Callable[[str], str], is_target: Callable[[ast.AST], bool],
-                   after: Callable[[str], str], least: int, kept: list[str]) -> None:
-    """``rewrite`` on gpint.p4's generated text changes exactly as many lines
-    as Python's parse finds targets (more than ``least``), each into
-    ``after`` of itself, keeps the line count, and leaves ``kept`` alone."""
+def _gpint_text() -> str:
     program = compile_program(parse_file(Path("p4src/gpint.p4")), Path("p4src/gpint.p4"))
-    text = program.python_source
-    old, new = text.splitlines(), rewrite(text).splitlines()
-    assert len(old) == len(new)
-    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
-    assert len(changed) == sum(map(is_target, ast.walk(ast.parse(text)))) > least
-    for a, b in changed:
-        indent = a[:len(a) - len(a.lstrip())]
-        assert b == indent + after(a.strip())
-    assert rewrite("\n".join(kept)).splitlines() == kept
+    return program.python_source
 
 
 def _fixed_slot(node: ast.AST) -> bool:
     """``s[<int>]``."""
     return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
-            and node.value.id == "s" and isinstance(node.slice, ast.Constant))
+            and node.value.id == "s" and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int)
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name) and n.func.id == name]
+
+
+def _same(code: str) -> bool:
+    """``native_forms`` leaves ``code`` as Python parses it."""
+    return ast.dump(ast.parse(native_forms(code))) == ast.dump(ast.parse(code))
 
 
 def test_a_built_pipelines_key_names_the_entry_layout_it_cimports() -> None:
     """A built pipeline declares its hit entry a ``tables.Entry`` (cimported):
-    its source, and so its key, names the digest of tables.pxd, so a
-    changed layout is built again rather than loaded."""
-    pxd = PACKAGE_ROOT.joinpath("dataplane", "runtime", "tables.pxd").read_bytes()
+    its source, and so its key, names a digest of tables.pxd and tables.py
+    (``loader.dependency_source``), so a changed layout, or a tables.py that
+    runs as Python because it was edited, gets a build of its own rather
+    than loading this one."""
+    deps = loader.dependency_source(["dataplane.runtime.tables", "dataplane.runtime.ints"])
+    runtime = PACKAGE_ROOT / "dataplane" / "runtime"
+    for part in ("tables.pxd", "tables.py", "ints.pxd"):
+        assert (runtime / part).read_bytes() in deps
     text = full_source("def make(X):\n    return {}\n", {"cython": cython})
-    assert hashlib.sha256(pxd).hexdigest()[:16] in text
+    assert hashlib.sha256(deps).hexdigest()[:24] in text
     assert "from cython.cimports.dataplane.runtime.tables import Entry" in text
     assert "import Entry as Entry" not in text
+    assert native.DEPENDS == ("dataplane.runtime.tables",)
 
 
-def test_unchecked_stores_rewrites_exactly_the_single_stores_into_fixed_slots() -> None:
-    """The native build's text turns ``s[N] = value`` into SPUT and leaves
-    every other statement as it was: checked against Python's own parse of
-    a shipped program's generated text (each rewritten line was one
-    assignment of one value to ``s[<int>]``, and their number is the number
-    of such assignments), and on lines that must stay."""
-    def after(line: str) -> str:
-        slot, value = re.fullmatch(r"s\[(\d+)\] = (.+)", line).groups()
-        return f"SPUT(s, {slot}, {value})"
-
-    _check_rewrite(
-        unchecked_stores,
-        lambda n: (isinstance(n, ast.Assign) and len(n.targets) == 1
-                   and _fixed_slot(n.targets[0]) and not isinstance(n.value, ast.Tuple)),
-        after, 100,
-        ["    s[3] = s[4] = 0", "    s[3] = 1, 2", "    s[k] = 1", "    s[1:3] = t",
-         "    s[3] += 1", "    t[3] = 1", "    _a, s[3] = f(b)", "    s[3] = (1 +"])
-
-
-def test_unchecked_tests_rewrites_exactly_the_tests_of_one_fixed_slot() -> None:
-    """``if s[N]:`` and ``elif s[N]:`` become STRUE: as many rewritten lines
-    as ``if`` statements whose whole test is ``s[<int>]``, and conditions
-    of any other shape stay."""
-    def after(line: str) -> str:
-        word, slot = re.fullmatch(r"(if|elif) s\[(\d+)\]:", line).groups()
-        return f"{word} STRUE(s, {slot}):"
-
-    _check_rewrite(
-        unchecked_tests, lambda n: isinstance(n, ast.If) and _fixed_slot(n.test), after, 10,
-        ["    if s[3] and x:", "    if not s[3]:", "    if s[k]:", "    if t[3]:",
-         "    while s[3]:", "    if s[3]: return", "    x = s[3] if s[4] else 0"])
+def test_native_forms_store_through_sput_exactly_the_stores_into_fixed_slots() -> None:
+    """``s[N] = value`` becomes SPUT and every other statement stays: as
+    many SPUT calls as Python's parse of gpint.p4's text finds assignments
+    of one value to ``s[<int>]``, each with its slot and value."""
+    text = _gpint_text()
+    stores = [n for n in ast.walk(ast.parse(text))
+              if isinstance(n, ast.Assign) and len(n.targets) == 1
+              and _fixed_slot(n.targets[0]) and not isinstance(n.value, ast.Tuple)]
+    out = ast.parse(native_forms(text))
+    puts = _calls(out, "SPUT")
+    assert len(puts) == len(stores) > 100
+    assert sorted(p.args[1].value for p in puts) == sorted(  # type: ignore[attr-defined]
+        n.targets[0].slice.value for n in stores)  # type: ignore[attr-defined]
+    assert not any(isinstance(n, ast.Assign) and _fixed_slot(n.targets[0])
+                   and not isinstance(n.value, ast.Tuple) for n in ast.walk(out))
+    for kept in ("s[3] = s[4] = 0", "s[3] = 1, 2", "s[k] = 1", "s[1:3] = t", "s[3] += 1",
+                 "t[3] = 1", "_a, s[3] = f(b)", "s[-1] = 2"):
+        assert _same(kept), kept
+    assert native_forms("s[3] = (1 +\n  x)").strip() == "SPUT(s, 3, 1 + x)"
 
 
-def test_unchecked_guards_rewrites_exactly_the_tests_of_a_stacks_validity() -> None:
+def test_native_forms_test_one_fixed_slot_by_strue() -> None:
+    """``if s[N]:`` and ``elif s[N]:`` become STRUE: as many as the ``if``
+    statements whose whole test is ``s[<int>]``; a ``while`` or a
+    conditional expression outside a test stays."""
+    text = _gpint_text()
+    tests = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.If) and _fixed_slot(n.test)]
+    out = ast.parse(native_forms(text))
+    whole = [n for n in ast.walk(out) if isinstance(n, ast.If) and isinstance(n.test, ast.Call)
+             and isinstance(n.test.func, ast.Name) and n.test.func.id == "STRUE"]
+    assert len(whole) == len(tests) > 10
+    assert native_forms("if s[3]:\n    x = 1\nelif s[4]:\n    x = 2\n") == (
+        "if STRUE(s, 3):\n    x = 1\nelif STRUE(s, 4):\n    x = 2\n")
+    for kept in ("if s[k]:\n    pass", "if t[3]:\n    pass", "while s[3]:\n    pass",
+                 "x = s[3] if s[4] else 0"):
+        assert _same(kept), kept
+
+
+def test_native_forms_test_a_stacks_validity_by_anyv() -> None:
     """``s[lo:hi:k] != Zn`` (a stack's validity slots tested at once)
-    becomes ``ANYV(s, lo, hi, k)``: as many rewritten tests as Python's
-    parse finds such comparisons in gpint.p4's text, the rest of each line
-    kept, and other slices and comparisons left alone."""
-    program = compile_program(parse_file(Path("p4src/gpint.p4")), Path("p4src/gpint.p4"))
-    text = program.python_source
+    becomes ``ANYV(s, lo, hi, k)``: as many as Python's parse finds such
+    comparisons in gpint.p4's text, each with its bounds, and other slices
+    and comparisons stay."""
+    text = _gpint_text()
     found = [n for n in ast.walk(ast.parse(text))
              if isinstance(n, ast.Compare) and isinstance(n.ops[0], ast.NotEq)
              and isinstance(n.left, ast.Subscript) and isinstance(n.left.value, ast.Name)
              and n.left.value.id == "s" and isinstance(n.left.slice, ast.Slice)
              and isinstance(n.comparators[0], ast.Name) and n.comparators[0].id.startswith("Z")]
     assert len(found) >= 3
-    new = unchecked_guards(text)
-    assert new.count("ANYV(s, ") == len(found) and "] != Z" not in new
-    for n in found:
-        lo, hi, k = (getattr(n.left.slice, part).value for part in ("lower", "upper", "step"))
-        assert f"ANYV(s, {lo}, {hi}, {k})" in new
-    assert new.replace("ANYV(s, ", "").count("\n") == text.count("\n")
-    kept = ["    if cs[1:9:2] != Z4:", "    if s[1:9:2] == Z4:", "    x = s[1:9] != Z4",
-            "    if s[k:9:2] != Z4:", "    if s[1:9:2] != t:"]
-    assert unchecked_guards("\n".join(kept)) == "\n".join(kept)
-
+    out = native_forms(text)
+    anyv = _calls(ast.parse(out), "ANYV")
+    assert len(anyv) == len(found) and "] != Z" not in out
+    assert sorted(tuple(a.value for a in c.args[1:]) for c in anyv) == sorted(  # type: ignore[attr-defined]
+        tuple(getattr(n.left.slice, part).value for part in ("lower", "upper", "step"))
+        for n in found)
+    for kept in ("x = cs[1:9:2] != Z4", "x = s[1:9:2] == Z4", "x = s[1:9] != Z4",
+                 "x = s[k:9:2] != Z4", "x = s[1:9:2] != t"):
+        assert _same(kept), kept
 
 
 _WORDS = {"ulonglong": "get_u64", "Py_ssize_t": "get_ssize"}
@@ -290,17 +291,16 @@ def _word_types(fn: ast.FunctionDef) -> dict[str, str]:
     return out
 
 
-def test_typed_items_rewrites_exactly_the_reads_and_stores_of_machine_words() -> None:
+def test_native_forms_read_and_box_machine_words() -> None:
     """Reads of a fixed slot into a local its function declares a machine
     word become get_u64 or get_ssize, and stores of such a local (alone or
     plus or minus a constant) are boxed by box_u64 or box_ssize: as many of
     each as Python's parse of gpint.p4's text finds, with the function's own
-    type, and nothing else changed."""
-    program = compile_program(parse_file(Path("p4src/gpint.p4")), Path("p4src/gpint.p4"))
-    text = unchecked_stores(program.python_source)
+    type, and nothing else."""
+    text = _gpint_text()
     reads: list[tuple[str, str, int]] = []
     stores: list[tuple[int, str, str]] = []
-    for fn in ast.walk(ast.parse(program.python_source)):
+    for fn in ast.walk(ast.parse(text)):
         if not isinstance(fn, ast.FunctionDef):
             continue
         types = _word_types(fn)
@@ -308,36 +308,43 @@ def test_typed_items_rewrites_exactly_the_reads_and_stores_of_machine_words() ->
             if not (isinstance(n, ast.Assign) and len(n.targets) == 1):
                 continue
             target, value = n.targets[0], n.value
-            if (isinstance(target, ast.Name) and target.id in types and _fixed_slot(value)
-                    and n.end_lineno == n.lineno):
+            if isinstance(target, ast.Name) and target.id in types and _fixed_slot(value):
                 reads.append((target.id, types[target.id], value.slice.value))
             name = value.left if isinstance(value, ast.BinOp) else value
             if (_fixed_slot(target) and isinstance(name, ast.Name) and name.id in types
                     and (value is name or (isinstance(value.op, ast.Add | ast.Sub)
                                            and isinstance(value.right, ast.Constant)))):
                 stores.append((target.slice.value, types[name.id], ast.unparse(value)))
-    new = typed_items(text)
+    new = native_forms(text)
     assert len(reads) > 40 and len(stores) > 10
     for name, kind, slot in reads:
         assert f"{name} = {_WORDS[kind]}(s, {slot})" in new
     box = {"ulonglong": "box_u64", "Py_ssize_t": "box_ssize"}
     for slot, kind, value in stores:
         assert f"SPUT(s, {slot}, {box[kind]}({value}))" in new
-    changed = [b for a, b in zip(text.splitlines(), new.splitlines(), strict=True) if a != b]
-    assert len(changed) == len(reads) + len(stores)
-    kept = ["    @cython.locals(_a=cython.ulonglong, _o=object, s=list)",
-            "    def f(s):", "        _o = s[3]", "        _a = s[k]", "        _a = t[3]",
-            "        _a = s[3] + 1", "        SPUT(s, 4, _o)", "        SPUT(s, 4, _a * 2)",
-            "        SPUT(s, 4, _a + k)", "    def g(s):", "        _a = s[3]"]
-    assert typed_items("\n".join(kept)).splitlines() == kept
+    def count(tree: ast.AST, *names: str) -> int:
+        return sum(len(_calls(tree, name)) for name in names)
+
+    tree, was = ast.parse(new), ast.parse(text)
+    assert count(tree, "get_u64", "get_ssize") - count(was, "get_u64", "get_ssize") == len(reads)
+    assert count(tree, "box_u64", "box_ssize") - count(was, "box_u64", "box_ssize") == len(stores)
+    code = ("@cython.locals(_a=cython.ulonglong, _o=object, s=list)\n"
+            "def f(s):\n    _o = s[3]\n    _a = s[k]\n    _a = t[3]\n    _a = s[3] + 1\n"
+            "    s[4] = _o\n    s[4] = _a * 2\n    s[4] = _a + k\n    _a = s[5]\n"
+            "    s[6] = _a - 2\n\ndef g(s):\n    _a = s[3]\n")
+    assert native_forms(code) == (
+        "@cython.locals(_a=cython.ulonglong, _o=object, s=list)\n"
+        "def f(s):\n    _o = s[3]\n    _a = s[k]\n    _a = t[3]\n    _a = s[3] + 1\n"
+        "    SPUT(s, 4, _o)\n    SPUT(s, 4, _a * 2)\n    SPUT(s, 4, _a + k)\n"
+        "    _a = get_u64(s, 5)\n    SPUT(s, 6, box_u64(_a - 2))\n\ndef g(s):\n    _a = s[3]\n")
 
 
 @pytest.mark.parametrize(("line", "want"), [
     ("if s[3] and s[4] == 1:", "if STRUE(s, 3) and s[4] == 1:"),
-    ("if (s[19] == 1) and (not s[74]):", "if (s[19] == 1) and (not STRUE(s, 74)):"),
-    ("elif x or s[7]:", "elif x or STRUE(s, 7):"),
+    ("if s[19] == 1 and (not s[74]):", "if s[19] == 1 and (not STRUE(s, 74)):"),
+    ("if x or s[7]:", "if x or STRUE(s, 7):"),
     ("if s[1] and (s[2] or not s[3]):", "if STRUE(s, 1) and (STRUE(s, 2) or not STRUE(s, 3)):"),
-    ("if a if s[2] else s[5]:", "if a if STRUE(s, 2) else STRUE(s, 5):"),
+    ("if (a if s[2] else s[5]):", "if (a if STRUE(s, 2) else STRUE(s, 5)):"),
     ("if f(s[3] and x):", "if f(s[3] and x):"),
     ("if s[3] + 1 and x:", "if s[3] + 1 and x:"),
     ("if s[k] and x:", "if s[k] and x:"),
@@ -345,14 +352,15 @@ def test_typed_items_rewrites_exactly_the_reads_and_stores_of_machine_words() ->
     ("if x == (s[3] or s[4]):", "if x == (s[3] or s[4]):"),
     ("x = s[3] and s[4]", "x = s[3] and s[4]"),
 ])
-def test_unchecked_truths_takes_the_truth_of_slots_only_where_a_test_does(
+def test_native_forms_take_the_truth_of_slots_only_where_a_test_does(
         line: str, want: str) -> None:
     """A slot becomes STRUE only where an ``if`` takes its truth alone;
     and the rewritten test has the original's truth for slots holding 0, 1,
     False, True and other integers, with STRUE as its truth."""
-    got = unchecked_truths("    " + line).rstrip("\n")
-    assert got == "    " + want
-    if want == line or not line.startswith(("if", "elif")):
+    body = "\n    pass" if line.endswith(":") else ""
+    got = native_forms(line + body)
+    assert ast.dump(ast.parse(got)) == ast.dump(ast.parse(want + body))
+    if want == line or not line.startswith("if"):
         return
     old = line.split(" ", 1)[1][:-1]
     new = want.split(" ", 1)[1][:-1]
@@ -362,6 +370,27 @@ def test_unchecked_truths_takes_the_truth_of_slots_only_where_a_test_does(
         env = {"s": s, "x": rng.random() < 0.5, "a": rng.choice([0, 3]),
                "STRUE": lambda s, i: int(bool(s[i]))}
         assert bool(eval(old, env)) == bool(eval(new, env))  # noqa: S307 (the test's own text)
+
+
+def test_native_forms_keep_the_generated_programs_meaning() -> None:
+    """Every shipped program's text in its native forms is Python that
+    parses, defines the same functions and names no helper it lacks."""
+    from p4src import program_path, programs
+
+    helpers = {"SPUT", "STRUE", "ANYV", "get_u64", "get_ssize", "box_u64", "box_ssize"}
+    for path in programs():
+        compiled = compile_file(program_path(path.stem))
+        if not compiled.runnable:
+            continue
+        text = compiled.python_source
+        before, after = ast.parse(text), ast.parse(native_forms(text))
+        names = [n.name for n in ast.walk(before) if isinstance(n, ast.FunctionDef)]
+        assert names == [n.name for n in ast.walk(after) if isinstance(n, ast.FunctionDef)]
+        used = {n.func.id for n in ast.walk(after) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Name)} - {n.func.id for n in ast.walk(before)
+                                                     if isinstance(n, ast.Call)
+                                                     and isinstance(n.func, ast.Name)}
+        assert used <= helpers, (path.name, used - helpers)
 
 
 WORDS = v1model(
@@ -515,7 +544,7 @@ def test_one_field_lpm_lookups_read_in_c_match_the_python_text(
     assert "lpm1_lookup(LK" in full_source(built.program.python_source, {})
     # The tables' own module compiled, the 32-bit table has slots to read.
     slots = len(built.table("I.by_dst")._lpm_slot_found)
-    assert (slots > 0) == (accel.loaded().get("dataplane.runtime.tables") == "compiled")
+    assert (slots > 0) == (loader.loaded().get("dataplane.runtime.tables") == "compiled")
     assert not built.table("I.by_wide")._lpm_slot_found
     rng = random.Random(17)
     routes = [(0x0A000000, 8, 1), (0x0A010000, 16, 2), (0x0A010200, 24, 3), (0, 0, 4)]

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from common import accel
-from common.accel_build import Job, build, compiler, module_job
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT, child_env
+from fastpath import loader
+from fastpath.build import Job, build, compiler, module_job
 
 MODULE = "accpkg.hot"
 SOURCE = textwrap.dedent("""
@@ -28,9 +28,9 @@ SOURCE = textwrap.dedent("""
 
 _PROBE = textwrap.dedent("""
     import json, sys
-    from common import accel
-    finder = accel.Finder(("accpkg.hot",))
-    if accel.enabled():
+    from fastpath import loader
+    finder = loader.Finder(("accpkg.hot",))
+    if loader.enabled():
         sys.meta_path.insert(0, finder)
     import accpkg.hot as m
     print(json.dumps({"kind": m.kind(), "step": m.step(2**70 + 5),
@@ -50,7 +50,7 @@ def _probe(root: Path, accel_dir: Path, **env: str) -> dict:
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True,
         env=child_env({"PYTHONPATH": f"{root}:{child_env()['PYTHONPATH']}",
-                       accel.DIR_ENV: str(accel_dir), **env}))
+                       loader.DIR_ENV: str(accel_dir), **env}))
     return json.loads(proc.stdout)
 
 
@@ -67,9 +67,9 @@ def test_a_build_of_the_current_source_is_loaded_and_agrees(
         package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if (why := _have_compiler()) is not None:
         pytest.skip(why)
-    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
+    monkeypatch.setenv(loader.DIR_ENV, str(tmp_path / "accel"))
     source = (package / "accpkg" / "hot.py").read_bytes()
-    out = build(Job(MODULE, source.decode(), accel.artifact_path(MODULE, source)))
+    out = build(Job(MODULE, source.decode(), loader.artifact_path(MODULE, source)))
     assert out.is_file() and out.parent.parent == tmp_path / "accel"
 
     compiled = _probe(package, tmp_path / "accel")
@@ -91,7 +91,7 @@ def test_a_source_that_does_not_build_is_one_error_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if (why := _have_compiler()) is not None:
         pytest.skip(why)
-    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
+    monkeypatch.setenv(loader.DIR_ENV, str(tmp_path / "accel"))
     out = tmp_path / "accel" / "broken.so"
     with pytest.raises(IntbedError) as err:
         build(Job("accpkg.broken", "def f(:\n    pass\n", out))
@@ -107,7 +107,7 @@ def test_declarations_changed_during_a_build_leave_no_artifact(
     the artifact's key was taken from them when the job was made: when they
     differ by the end of the build (an edit during a long one), the build
     is one clear error and nothing is put under the old key."""
-    import common.accel_build as accel_build
+    import fastpath.build as accel_build
 
     if (why := _have_compiler()) is not None:
         pytest.skip(why)
@@ -122,27 +122,27 @@ def test_declarations_changed_during_a_build_leave_no_artifact(
     assert not job.out.exists() and list((tmp_path / "accel").iterdir()) == []
 
 def test_pure_python_turns_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(accel.PURE_ENV, "1")
-    assert not accel.enabled()
-    assert accel.load_pipeline("x = 1\n") is None
-    monkeypatch.setenv(accel.PURE_ENV, "0")
-    assert accel.enabled()
+    monkeypatch.setenv(loader.PURE_ENV, "1")
+    assert not loader.enabled()
+    assert loader.load_pipeline("x = 1\n") is None
+    monkeypatch.setenv(loader.PURE_ENV, "0")
+    assert loader.enabled()
 
 
 def test_artifacts_are_keyed_by_source_and_name(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path))
-    a = accel.artifact_path("m.a", b"x = 1\n")
-    assert a == accel.artifact_path("m.a", b"x = 1\n")
-    assert a != accel.artifact_path("m.a", b"x = 2\n")
-    assert a != accel.artifact_path("m.b", b"x = 1\n")
-    assert accel.pipeline_key("y = 1\n") != accel.pipeline_key("y = 2\n")
+    monkeypatch.setenv(loader.DIR_ENV, str(tmp_path))
+    a = loader.artifact_path("m.a", b"x = 1\n")
+    assert a == loader.artifact_path("m.a", b"x = 1\n")
+    assert a != loader.artifact_path("m.a", b"x = 2\n")
+    assert a != loader.artifact_path("m.b", b"x = 1\n")
+    assert loader.pipeline_key("y = 1\n") != loader.pipeline_key("y = 2\n")
 
 
 _CLASS_PROBE = textwrap.dedent("""
     import json, sys
-    from common import accel
-    finder = accel.Finder(("accpkg.box",))
+    from fastpath import loader
+    finder = loader.Finder(("accpkg.box",))
     sys.meta_path.insert(0, finder)
     import accpkg.box as m
     b = m.Box(2**70)
@@ -167,20 +167,20 @@ def test_a_pxd_beside_the_source_makes_an_extension_type_and_is_part_of_the_key(
         package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if (why := _have_compiler()) is not None:
         pytest.skip(why)
-    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
+    monkeypatch.setenv(loader.DIR_ENV, str(tmp_path / "accel"))
     py = package / "accpkg" / "box.py"
     py.write_text(BOX)
     py.with_suffix(".pxd").write_text("cdef class Box:\n    cdef public object n\n")
-    source = accel.module_source(py)
+    source = loader.module_source(py)
     assert source != py.read_bytes()  # the declarations count
-    build(Job("accpkg.box", BOX, accel.artifact_path("accpkg.box", source),
+    build(Job("accpkg.box", BOX, loader.artifact_path("accpkg.box", source),
               pxd=py.with_suffix(".pxd").read_text()))
 
     def probe() -> dict:
         proc = subprocess.run(
             [sys.executable, "-c", _CLASS_PROBE], capture_output=True, text=True, check=True,
             env=child_env({"PYTHONPATH": f"{package}:{child_env()['PYTHONPATH']}",
-                           accel.DIR_ENV: str(tmp_path / "accel")}))
+                           loader.DIR_ENV: str(tmp_path / "accel")}))
         return json.loads(proc.stdout)
 
     built = probe()
@@ -191,40 +191,114 @@ def test_a_pxd_beside_the_source_makes_an_extension_type_and_is_part_of_the_key(
 
 
 def test_the_sim_modules_build_from_their_source_and_declarations() -> None:
-    sim = [m for m in accel.MODULES if m.startswith("dataplane.targets.sim")]
+    sim = [m for m in loader.MODULES if m.startswith("dataplane.targets.sim")]
     assert len(sim) == 2
     for name in sim:
         job = module_job(name)
         assert job.pxd is not None and "cdef class" in job.pxd
-        key = accel.module_source(PACKAGE_ROOT.joinpath(*name.split(".")).with_suffix(".py"))
+        key = loader.module_source(PACKAGE_ROOT.joinpath(*name.split(".")).with_suffix(".py"))
         assert key.startswith(job.source.encode() + b"\0pxd\0" + job.pxd.encode())
-        assert job.out == accel.artifact_path(name, key)
+        assert job.out == loader.artifact_path(name, key)
     # A hot module without declarations of its own builds from its source
     # alone (whichever one has none today).
-    root = Path(accel.__file__).resolve().parents[1]
-    plain = [m for m in accel.MODULES
+    root = Path(loader.__file__).resolve().parents[1]
+    plain = [m for m in loader.MODULES
              if not root.joinpath(*m.split(".")).with_suffix(".pxd").is_file()]
     assert plain
     for name in plain:
         assert module_job(name).pxd is None
-        assert module_job(name).out == accel.artifact_path(name, module_job(name).source.encode())
+        assert module_job(name).out == loader.artifact_path(name, module_job(name).source.encode())
 
 
 def test_a_modules_key_covers_the_declarations_it_cimports() -> None:
     """The sim's network is compiled against the simulator's and the
-    engine's declarations: a change to either must change its key (a stale
-    build fails to load: the layout it was made for is gone)."""
+    engine's declarations: a change to either, or to the module behind
+    them, must change its key (a stale build must not load beside a module
+    that runs as Python: it assumes that module's layout)."""
     sim = PACKAGE_ROOT / "dataplane" / "targets" / "sim"
-    source = accel.module_source(sim / "network.py")
-    items = PACKAGE_ROOT / "dataplane" / "runtime" / "items.pxd"
-    for pxd in (sim / "network.pxd", sim / "events.pxd",
-                PACKAGE_ROOT / "dataplane" / "runtime" / "switch.pxd", items):
-        assert source.count(pxd.read_bytes()) == 1, pxd
-    # The simulator's declarations cimport one project file, which cimports
-    # none: each counted once, in the order reached.
-    events = accel.module_source(sim / "events.py")
+    runtime = PACKAGE_ROOT / "dataplane" / "runtime"
+    source = loader.module_source(sim / "network.py")
+    items = runtime / "items.pxd"
+    for part in (sim / "network.pxd", sim / "events.pxd", runtime / "switch.pxd", items,
+                 sim / "events.py", runtime / "switch.py"):
+        assert source.count(part.read_bytes()) == 1, part
+    # The simulator's declarations cimport one project file, with no module
+    # behind it, which cimports none: counted once.
+    events = loader.module_source(sim / "events.py")
     own = (sim / "events.py").read_bytes() + b"\0pxd\0" + (sim / "events.pxd").read_bytes()
     assert events == own + b"\0pxd\0" + items.read_bytes()
+
+
+def test_modules_that_share_declarations_are_one_group() -> None:
+    groups = loader.groups()
+    sim = frozenset({"dataplane.runtime.switch", "dataplane.targets.sim.events",
+                     "dataplane.targets.sim.network", "orchestration.apps.traffic"})
+    for name in sim:
+        assert groups[name] == sim
+    assert groups["traffic.sender"] == {"traffic.packets", "traffic.sender"}
+    assert groups["dataplane.runtime.tables"] == {"dataplane.runtime.tables"}
+    assert set(groups) == set(loader.MODULES)
+
+
+_GROUP_PROBE = textwrap.dedent("""
+    import json, sys
+    from fastpath import loader
+    said = []
+    group = frozenset({"accpkg.hot", "accpkg.cold"})
+    finder = loader.Finder(tuple(group), warn=said.append,
+                           linked={name: group for name in group})
+    sys.meta_path.insert(0, finder)
+    import accpkg.cold as c
+    import accpkg.hot as h
+    print(json.dumps({"hot": h.__file__, "cold": c.__file__, "said": said,
+                      "missing": sorted(finder.missing), "held": sorted(finder.held_back)}))
+    """)
+
+
+def test_a_group_loads_compiled_only_as_a_whole(
+        package: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two built modules of one group: both load compiled; after an edit of
+    one, both run as Python, with one warning that names the edited one
+    and the command to run."""
+    if (why := _have_compiler()) is not None:
+        pytest.skip(why)
+    monkeypatch.setenv(loader.DIR_ENV, str(tmp_path / "accel"))
+    hot, cold = package / "accpkg" / "hot.py", package / "accpkg" / "cold.py"
+    cold.write_text("def f():\n    return 7\n")
+    for name, py in (("accpkg.hot", hot), ("accpkg.cold", cold)):
+        build(Job(name, py.read_text(), loader.artifact_path(name, py.read_bytes())))
+
+    def probe() -> dict:
+        proc = subprocess.run(
+            [sys.executable, "-c", _GROUP_PROBE], capture_output=True, text=True, check=True,
+            env=child_env({"PYTHONPATH": f"{package}:{child_env()['PYTHONPATH']}",
+                           loader.DIR_ENV: str(tmp_path / "accel")}))
+        return json.loads(proc.stdout)
+
+    both = probe()
+    assert not both["hot"].endswith(".py") and not both["cold"].endswith(".py"), both
+    assert both["said"] == [] and both["missing"] == [] and both["held"] == []
+    hot.write_text(SOURCE + "\n# edited\n")
+    edited = probe()
+    assert edited["hot"].endswith("hot.py") and edited["cold"].endswith("cold.py"), edited
+    assert edited["missing"] == ["accpkg.hot"] and edited["held"] == ["accpkg.cold"]
+    assert len(edited["said"]) == 1
+    line = edited["said"][0]
+    assert line.startswith("warning: accpkg.hot has no compiled build") and "accpkg.cold" in line
+    assert line.endswith("run `intbed accel build`")
+
+
+def test_modules_never_built_run_as_python_without_a_warning(
+        package: Path, tmp_path: Path) -> None:
+    """A checkout without the build (no compiler) is not a stale one: it
+    says nothing on every run (``intbed accel status`` tells)."""
+    (package / "accpkg" / "cold.py").write_text("def f():\n    return 7\n")
+    never = subprocess.run(
+        [sys.executable, "-c", _GROUP_PROBE], capture_output=True, text=True, check=True,
+        env=child_env({"PYTHONPATH": f"{package}:{child_env()['PYTHONPATH']}",
+                       loader.DIR_ENV: str(tmp_path / "empty")}))
+    out = json.loads(never.stdout)
+    assert out["said"] == [] and out["missing"] == ["accpkg.cold", "accpkg.hot"], out
 
 
 def test_a_module_that_cimports_project_declarations_builds_from_any_directory(

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from common import accel
-from common.accel_build import Job, compiler
-from common.accel_pgo import build_profiled
 from common.errors import IntbedError
 from common.paths import child_env
+from fastpath import loader
+from fastpath.build import Job, compiler
+from fastpath.pgo import build_profiled
 
 SOURCE = textwrap.dedent("""
     def collatz(n):
@@ -55,8 +55,8 @@ def jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Job]:
         compiler()
     except IntbedError as exc:
         pytest.skip(str(exc))
-    monkeypatch.setenv(accel.DIR_ENV, str(tmp_path / "accel"))
-    return [Job(name, SOURCE, accel.artifact_path(name, SOURCE.encode() + name.encode()))
+    monkeypatch.setenv(loader.DIR_ENV, str(tmp_path / "accel"))
+    return [Job(name, SOURCE, loader.artifact_path(name, SOURCE.encode() + name.encode()))
             for name in ("pgopkg_trained", "pgopkg_plain")]
 
 
@@ -67,9 +67,9 @@ def test_a_trained_extension_is_built_with_its_profile(jobs: list[Job]) -> None:
     def train(base: Path) -> None:
         # The instrumented build sits where the loader looks under the
         # training run's INTBED_ACCEL_DIR; the plain job is not there.
-        where = base / accel.accel_dir().name / trained.out.relative_to(accel.accel_dir())
-        assert where.is_file() and not (base / accel.accel_dir().name /
-                                        plain.out.relative_to(accel.accel_dir())).exists()
+        where = base / loader.accel_dir().name / trained.out.relative_to(loader.accel_dir())
+        assert where.is_file() and not (base / loader.accel_dir().name /
+                                        plain.out.relative_to(loader.accel_dir())).exists()
         seen.append(where)
         assert _run(where, trained.name) == _expected()
 
@@ -85,7 +85,7 @@ def test_a_trained_extension_is_built_with_its_profile(jobs: list[Job]) -> None:
     for job in jobs:
         assert _run(job.out, job.name) == _expected()
     # Nothing of the two builds is left beside the artifacts.
-    assert sorted(p.name for p in accel.accel_dir().iterdir()) == sorted(
+    assert sorted(p.name for p in loader.accel_dir().iterdir()) == sorted(
         job.out.name for job in jobs)
 
 
@@ -100,7 +100,7 @@ def test_a_failed_training_run_builds_everything_without_a_profile(jobs: list[Jo
     assert notes == ["training run failed (exit 1: no such case); building without a profile"]
     for job in jobs:
         assert _run(job.out, job.name) == _expected()
-    assert not [p for p in accel.accel_dir().iterdir() if p.name.startswith(".")]
+    assert not [p for p in loader.accel_dir().iterdir() if p.name.startswith(".")]
 
 
 def test_a_training_run_that_never_loads_an_extension_leaves_it_unprofiled(

@@ -7,8 +7,8 @@ import pytest
 
 from benchmarks.sampling import parse_report, part_of, perf_missing, sample, short_symbol, summarize
 from benchmarks.sim import fast_path
-from common import accel
 from common.errors import IntbedError
+from fastpath import loader
 
 SWITCH = "dataplane.runtime.switch-2e292b93944c70175ab5a0de.cpython-311-x86_64-linux-gnu.so"
 PIPELINE = "p4gen_bafc55cf16d636c110f1371b.cpython-311-x86_64-linux-gnu.so"
@@ -68,7 +68,7 @@ def test_only_the_run_is_sampled() -> None:
     assert abs(sum(report["parts_pct"].values()) - 100) < 0.1
     # Interpreted (fast path off, or this pipeline not built) the
     # pipeline's time is the interpreter's.
-    if accel.enabled() and fast_path()["pipelines"]["l3_forward"]:
+    if loader.enabled() and fast_path()["pipelines"]["l3_forward"]:
         assert report["parts_pct"]["pipeline (generated)"] > 0
     # Start-up (imports, compiling the program, building the network) takes
     # longer than this run; sampling it too would give several times the

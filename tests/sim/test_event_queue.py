@@ -17,12 +17,12 @@ import sys
 
 import pytest
 
-from common import accel
 from common.paths import child_env
+from fastpath import loader
 
 _SCRIPT = """
 import json, random
-from common import accel
+from fastpath import loader
 from dataplane.targets.sim.events import Simulator, Target
 
 class Relay(Target):
@@ -68,7 +68,7 @@ def trace(seed):
     return {"ran": ran, "expected": sorted(expected), "pending": pending,
             "counts": [first, rest, sim.events_run], "left": sim.pending()}
 
-print(json.dumps({"compiled": accel.loaded().get("dataplane.targets.sim.events"),
+print(json.dumps({"compiled": loader.loaded().get("dataplane.targets.sim.events"),
                   "traces": [trace(s) for s in range(5)]}))
 """
 
@@ -92,7 +92,7 @@ def _check(result: dict) -> None:
 
 
 def test_pure_python_queue_matches_the_model() -> None:
-    result = _run(**{accel.PURE_ENV: "1"})
+    result = _run(**{loader.PURE_ENV: "1"})
     assert result["compiled"] == "python"
     _check(result)
 
@@ -105,7 +105,7 @@ def test_compiled_queue_matches_the_model_and_python() -> None:
             pytest.fail(why)
         pytest.skip(why)
     _check(result)
-    assert result == {**_run(**{accel.PURE_ENV: "1"}), "compiled": "compiled"}
+    assert result == {**_run(**{loader.PURE_ENV: "1"}), "compiled": "compiled"}
 
 
 def test_stop_and_clamping_keep_the_order() -> None:
@@ -163,6 +163,6 @@ def test_the_compiled_heaps_packing_constants() -> None:
               "print(e._SLOT_MASK == (1 << e._SLOT_BITS) - 1, "
               "e._ORDER_LIMIT == 1 << (63 - e._SLOT_BITS))")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=child_env({accel.PURE_ENV: "1"}), check=False)
+                          env=child_env({loader.PURE_ENV: "1"}), check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["True", "True"]

@@ -18,8 +18,8 @@ import sys
 
 import pytest
 
-from common import accel
 from common.paths import child_env
+from fastpath import loader
 
 _CHILD = """
 import hashlib, json, zlib
@@ -56,7 +56,7 @@ def test_gpint_runs_the_same_compiled_and_in_pure_python() -> None:
         if os.environ.get("INTBED_REQUIRE_ACCEL"):
             pytest.fail(why)
         pytest.skip(why)
-    pure = _run(**{accel.PURE_ENV: "1"})
+    pure = _run(**{loader.PURE_ENV: "1"})
     assert not pure["fast_path"]["enabled"] and not pure["fast_path"]["pipelines"]["gpint"]
     assert set(pure["fast_path"]["modules"].values()) == {"python"}
     assert compiled["transmitted"] > 3000, compiled

@@ -20,8 +20,8 @@ import zlib
 from pathlib import Path
 
 from benchmarks.sim import random_server_traffic
-from common import accel
 from common.paths import child_env
+from fastpath import loader
 from orchestration.sim import build
 from topologies.generators import build_topology
 
@@ -94,7 +94,7 @@ def test_the_pure_python_path_gives_the_golden_trace() -> None:
              "print(json.dumps([*traced_run(), fast_path()]))")
     proc = subprocess.run([sys.executable, "-c", child, str(Path(__file__).parent)],
                           capture_output=True, text=True, check=False,
-                          env=child_env({accel.PURE_ENV: "1"}))
+                          env=child_env({loader.PURE_ENV: "1"}))
     assert proc.returncode == 0, proc.stderr[-3000:]
     digest, counts, fast = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(fast["modules"].values()) == {"python"} and not any(fast["pipelines"].values())

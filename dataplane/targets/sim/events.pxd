@@ -1,4 +1,4 @@
-# Cython's view of events.py on the compiled fast path (common.accel): the
+# Cython's view of events.py on the compiled fast path (fastpath.loader): the
 # Simulator as an extension type whose event queue is a four-ary heap over
 # one array of machine-word pairs (a time; a sequence number above the slot
 # of two lists where the callbacks and their arguments wait), C-contiguous.

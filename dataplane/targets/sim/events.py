@@ -6,7 +6,7 @@ timestamps and apps see microseconds and seconds derived from it.
 
 Events run in (time, sequence number) order. In Python the queue is
 ``heapq`` over ``(when_ns, seq, fn, args)`` tuples; on the compiled fast
-path (``common.accel``, ``events.pxd``) it is a four-ary heap over one
+path (``fastpath.loader``, ``events.pxd``) it is a four-ary heap over one
 array of machine-word pairs: the time, and the sequence number shifted
 above the slot where the event's callback and arguments wait in two lists.
 Ordering costs integer compares instead of tuple compares, a sift moves

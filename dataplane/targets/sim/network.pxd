@@ -1,4 +1,4 @@
-# Cython's view of network.py on the compiled fast path (common.accel): the
+# Cython's view of network.py on the compiled fast path (fastpath.loader): the
 # classes with __slots__ as extension types, so their own attribute reads
 # are direct slot loads, and the per-packet methods as cpdef methods, which
 # the module's own classes call as C functions (the locals declared below
