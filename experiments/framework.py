@@ -29,7 +29,7 @@ from typing import Any
 
 from common.errors import IntbedError
 from common.paths import checkout_root
-from orchestration.network import get_target
+from orchestration.network import DEFAULT_TARGET, TARGETS, RunEnv, Target, get_target
 
 RESULTS_DIR = Path("results")
 POINTS_DIR = "points"  # the journal of finished points (experiments.sweep)
@@ -123,9 +123,14 @@ class Context:
     jobs: int
     out_dir: Path
     progress: Callable[[str, int, int], None]
-    target: str = "sim"
+    target: Target = DEFAULT_TARGET
     live: Any = None  # orchestration.live.LiveOptions on a live target
     cluster: str | None = None  # a Dask scheduler address or 'local:N'
+
+    @property
+    def env(self) -> RunEnv:
+        """The run's target, seed and live options, as a system's run takes them."""
+        return RunEnv(self.target, self.seed, self.live)
 
     def map(self, fn: Callable[[Any], Any], points: Sequence[Any], label: str = "points"
             ) -> list[Any]:
@@ -155,7 +160,17 @@ class Experiment:
     compute: Callable[[Context], Result]
     plot: Callable[[Result, dict[str, Any], Any], None]
     description: str = ""
-    targets: tuple[str, ...] = ("sim",)
+    live: bool = False
+    """It runs on the live targets too (its runs are written against the
+    ``Network`` interface); otherwise on the sim alone."""
+
+    def runs_on(self, target: Target) -> bool:
+        return self.live or not target.live
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The names of the targets it runs on, as the registry lists them."""
+        return tuple(name for name, t in TARGETS.items() if self.runs_on(t))
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -314,7 +329,7 @@ def _num(v: float | None) -> str:
 
 def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: int = 0,
                    quick: bool = False, out: Path | None = None, jobs: int = 1,
-                   force: bool = False, target: str = "sim", redis: str | None = None,
+                   force: bool = False, target: Target | str = "sim", redis: str | None = None,
                    progress: Callable[[str, int, int], None] | None = None,
                    cluster: str | None = None, resume: bool = False) -> Path:
     """Run experiment ``name`` into its results directory. On a live
@@ -325,10 +340,11 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     directory, reusing every point it finished."""
     exp = get(name)
     params = exp.resolve(overrides or {}, quick)
-    if target not in exp.targets:
+    target = get_target(target)
+    if not exp.runs_on(target):
         raise ExperimentError(f"{name}: target '{target}' is not available for this "
                               f"experiment (targets: {', '.join(exp.targets)})")
-    live_target = get_target(target).live
+    live_target = target.live
     if live_target:
         _check_live(name, target, redis)
         jobs = 1
@@ -342,7 +358,7 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     run_id = f"seed{seed}{'-quick' if quick else ''}"
     path = Path(out) if out is not None else RESULTS_DIR / name / run_id
     config = {"experiment": name, "title": exp.title, "paper": exp.paper, "params": params,
-              "seed": seed, "quick": quick, "jobs": jobs, "target": target,
+              "seed": seed, "quick": quick, "jobs": jobs, "target": target.name,
               "versions": versions(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "argv": sys.argv}
     if cluster is not None:
@@ -397,9 +413,9 @@ def _check_resumable(path: Path, config: dict[str, Any]) -> None:
                                   "resume with the same arguments, or use another --out")
 
 
-def _check_live(name: str, target: str, redis: str | None) -> None:
+def _check_live(name: str, target: Target, redis: str | None) -> None:
     """Fail before any output when a live target cannot run here."""
-    problem = get_target(target).available()
+    problem = target.available()
     if problem is not None:
         raise ExperimentError(f"{name}: {problem}")
     if redis is not None:

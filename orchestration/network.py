@@ -7,7 +7,10 @@ collector, and schedules its apps on the network's clock. Which target runs
 underneath (``sim``: virtual time in this process; ``mininet``:
 ``intbed-switch`` processes; ``bmv2``: ``simple_switch_grpc``) is chosen
 once, by name, from ``TARGETS``, as Mininet maps command-line names to
-classes.
+classes; what differs between them is asked of the ``Target`` (``live``,
+``queues_while_running``, its switch binary's capabilities), never
+decided by comparing names, and a run gets its target, seed and live
+options together (``RunEnv``).
 
 Target settings travel in the ``Topology``: per-port queue depth and rate
 (BMv2's ``set_queue_depth``/``set_queue_rate``), link bandwidth, delay and
@@ -180,21 +183,66 @@ class Network(Protocol):
     def run_dir(self) -> Path | None:
         """Where the target keeps its logs (switches/NAME.log), if anywhere."""
 
+    def switch_queues(self, switch: str) -> Any:
+        """What changes ``switch``'s egress queues while it runs
+        (``set_queue_depth(depth, port)``, ``set_queue_rate(pps, port)``;
+        ``port`` None: every port), or None where a target sets them only
+        from the ``Topology`` when a switch starts (``Target.queues_while_running``)."""
+
+    def switch_registers(self, switch: str) -> Any:
+        """What writes ``switch``'s register cells beyond P4Runtime
+        (``write_register(name, index, value)``; ``index`` None: every
+        cell), or None where P4Runtime is the only way in."""
+
     pcap_dir: Path | None
     """Per-port pcaps of transmitted frames (``<switch>-eth<port>_out.pcap``,
     BMv2's names), or None: sim records them with ``pcap_dir=`` to
     ``open_network``, live targets always (kept with ``LiveOptions.keep_pcaps``)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Target:
-    """One entry of the registry: a name and how to build its networks."""
+    """One entry of the registry: where a network's data plane runs, what
+    that place can do, and how to build its networks.
+
+    The command line resolves ``--target`` into one of these once
+    (``get_target``); everything below asks it, never its name. A target
+    pickles as its name (a Dask worker finds the same entry in its own
+    registry)."""
 
     name: str
     description: str
     live: bool
+    """Real processes on the wall clock (Mininet hosts and veth links), as
+    opposed to the sim's virtual time in this process."""
     factory: Callable[..., Network]
     available: Callable[[], str | None]
+    binary: str | None = None
+    """The switch binary a live target runs (``orchestration.targets.binaries``)."""
+    queues_while_running: bool = False
+    """Egress queues can be changed on a running switch; otherwise they are
+    set from the ``Topology`` when a switch starts."""
+
+    def open(self, topo: Topology, program: Any, *, seed: int = 0,
+             **options: Any) -> Network:
+        """A built, not yet started, network of ``topo``; ``options`` are the
+        target's own (``run_dir``, ``pcap`` for live ones)."""
+        return self.factory(topo, program, seed=seed, **options)
+
+    def check_available(self) -> None:
+        """Raise ``TargetError`` saying why this target cannot run here."""
+        problem = self.available()
+        if problem is not None:
+            raise TargetError(problem)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Target({self.name!r})"  # stable: journal keys are reprs of points
+
+    def __reduce__(self) -> tuple[Callable[[str], Target], tuple[str]]:
+        return get_target, (self.name,)
 
 
 def _sim_network(topo: Topology, program: Any, *, seed: int = 0, **options: Any) -> Network:
@@ -203,51 +251,77 @@ def _sim_network(topo: Topology, program: Any, *, seed: int = 0, **options: Any)
     return SimNetwork.for_run(topo, program, seed=seed, **options)
 
 
-def _live_network(target: str) -> Callable[..., Network]:
+def _live_network(name: str) -> Callable[..., Network]:
     def factory(topo: Topology, program: Any, *, seed: int = 0, **options: Any) -> Network:
         from orchestration.live.network import LiveNetwork
 
-        return LiveNetwork.for_run(topo, program, target=target, seed=seed, **options)
+        return LiveNetwork.for_run(topo, program, target=TARGETS[name], seed=seed, **options)
 
     return factory
 
 
-def _live_available(target: str) -> Callable[[], str | None]:
+def _live_available(name: str) -> Callable[[], str | None]:
     def available() -> str | None:
         from orchestration.live.network import live_available
 
-        return live_available(target)
+        return live_available(TARGETS[name])
 
     return available
 
 
 TARGETS: dict[str, Target] = {
     "sim": Target("sim", "intbed's engine in virtual time, one process (default)", False,
-                  _sim_network, lambda: None),
+                  _sim_network, lambda: None, queues_while_running=True),
     "mininet": Target("mininet", "intbed-switch processes on Mininet veth links", True,
-                      _live_network("mininet"), _live_available("mininet")),
+                      _live_network("mininet"), _live_available("mininet"), binary="intbed"),
     "bmv2": Target("bmv2", "BMv2 simple_switch_grpc processes on Mininet veth links", True,
-                   _live_network("bmv2"), _live_available("bmv2")),
+                   _live_network("bmv2"), _live_available("bmv2"), binary="bmv2"),
 }
+DEFAULT_TARGET = TARGETS["sim"]
 
 
-def get_target(name: str) -> Target:
-    """The registry entry for ``name``, or one line naming the valid ones."""
+def get_target(target: Target | str) -> Target:
+    """The registry entry for ``target`` (a name, or an entry already), or
+    one line naming the valid ones."""
+    if isinstance(target, Target):
+        return target
     try:
-        return TARGETS[name]
+        return TARGETS[target]
     except KeyError:
-        raise TargetError(f"unknown target '{name}' (targets: {', '.join(TARGETS)})") from None
+        raise TargetError(f"unknown target '{target}' (targets: {', '.join(TARGETS)})") from None
 
 
-def check_available(name: str) -> None:
-    """Raise ``TargetError`` saying why ``name`` cannot run on this machine."""
-    problem = get_target(name).available()
-    if problem is not None:
-        raise TargetError(problem)
+def check_available(target: Target | str) -> None:
+    """Raise ``TargetError`` saying why ``target`` cannot run on this machine."""
+    get_target(target).check_available()
 
 
-def open_network(target: str, topo: Topology, program: Any, *, seed: int = 0,
+@dataclass(frozen=True)
+class RunEnv:
+    """Where and how one run of a system happens: the target, the run's
+    seed, and a live target's options (``orchestration.live.LiveOptions``:
+    results directory, Redis). What a system's run is given, instead of
+    the three apart."""
+
+    target: Target = DEFAULT_TARGET
+    seed: int = 0
+    live: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "target", get_target(self.target))
+
+    def open(self, topo: Topology, program: Any, **options: Any) -> Network:
+        """A built, not yet started, network of ``topo`` for this run."""
+        if self.live is not None and self.target.live:
+            options.setdefault("live", self.live)
+        return self.target.open(topo, program, seed=self.seed, **options)
+
+    def with_seed(self, seed: int) -> RunEnv:
+        return RunEnv(self.target, seed, self.live)
+
+
+def open_network(target: Target | str, topo: Topology, program: Any, *, seed: int = 0,
                  **options: Any) -> Network:
     """A built, not yet started, network of ``topo`` on ``target``.
     ``options`` are the target's own (``run_dir``, ``pcap`` for live ones)."""
-    return get_target(target).factory(topo, program, seed=seed, **options)
+    return get_target(target).open(topo, program, seed=seed, **options)

@@ -31,6 +31,7 @@ from orchestration.network import (
     TargetError,
     TrafficCounters,
 )
+from orchestration.switch_access import EngineRegisters, SimQueues
 from p4src import program_path
 from topologies.model import Topology
 from traffic.receiver import Receiver
@@ -145,6 +146,15 @@ class SimNetwork:
         return None
 
     # ------------------------------------------------------------ building
+
+    def switch_queues(self, switch: str) -> SimQueues:
+        """The running switch's egress ports, set at once (and recorded in the Topology)."""
+        return SimQueues(self, switch)
+
+    def switch_registers(self, switch: str) -> EngineRegisters:
+        """The engine's register cells: the sim's P4Runtime service refuses
+        register writes, as BMv2's does."""
+        return EngineRegisters(self.switches[switch].engine)
 
     def program_of(self, switch: str) -> CompiledProgram:
         spec = self.topo.switches[switch]

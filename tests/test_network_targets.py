@@ -6,6 +6,8 @@ must leave nothing behind."""
 
 from __future__ import annotations
 
+import ast
+import pickle
 from pathlib import Path
 
 import pytest
@@ -13,10 +15,18 @@ import pytest
 from common.errors import IntbedError
 from orchestration.apps.ping import PAYLOAD, all_pairs, expected_rtt_us
 from orchestration.live.options import LiveOptions
-from orchestration.network import TARGETS, Network, check_available, get_target, open_network
+from orchestration.network import (
+    TARGETS,
+    Network,
+    RunEnv,
+    check_available,
+    get_target,
+    open_network,
+)
 from orchestration.redis_server import redis_available
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import run_intlabel
+from tests.test_layers import PACKAGES
 from topologies.generators import build_topology
 
 
@@ -164,3 +174,102 @@ def test_end_traffic_stops_the_senders_early(target: str, clean: None, tmp_path:
         assert counters.delivered == counters.sent
         sim_hosts = net.hosts  # type: ignore[attr-defined]
         assert counters.sent == sum(sim_hosts[h.name].tx_packets for h in hosts)
+
+
+def _name_comparisons(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, code) of each comparison of a string with a target's name."""
+    names = set(TARGETS)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        literal = [c for c in sides if isinstance(c, ast.Constant) and c.value in names]
+        within = [c for c in sides if isinstance(c, ast.Tuple | ast.List | ast.Set)
+                  and any(isinstance(e, ast.Constant) and e.value in names for e in c.elts)]
+        if literal or within:
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_no_code_outside_the_registry_compares_a_targets_name() -> None:
+    """What differs between targets is asked of the ``Target`` (``live``,
+    ``queues_while_running``, its binary's ``emulates_loss``...), so adding
+    one is adding a registry entry."""
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for package in sorted(PACKAGES):
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel != "orchestration/network.py":
+                found += [f"{rel}:{line}: {code}"
+                          for line, code in _name_comparisons(ast.parse(path.read_text()))]
+    assert found == []
+    probe = "if target == 'sim':\n    pass\nok = t.live\nx = name in ('mininet', 'bmv2')\n"
+    assert [line for line, _ in _name_comparisons(ast.parse(probe))] == [1, 4]
+
+
+def test_a_target_is_resolved_once_and_travels_as_its_name() -> None:
+    sim = get_target("sim")
+    assert get_target(sim) is sim and str(sim) == "sim" and repr(sim) == "Target('sim')"
+    assert pickle.loads(pickle.dumps(TARGETS["bmv2"])) is TARGETS["bmv2"]
+    env = RunEnv("mininet", seed=7)
+    assert env.target is TARGETS["mininet"] and env.seed == 7
+    assert pickle.loads(pickle.dumps(env)) == env
+    assert repr(RunEnv()) == "RunEnv(target=Target('sim'), seed=0, live=None)"
+    with pytest.raises(IntbedError, match="unknown target 'tofino'"):
+        RunEnv("tofino")
+
+
+def test_the_command_line_resolves_target_into_the_registrys_entry() -> None:
+    import click
+
+    from intbed.commands.targets import TargetChoice
+
+    choice = TargetChoice()
+    assert choice.convert("bmv2", None, None) is TARGETS["bmv2"]
+    assert choice.convert(TARGETS["sim"], None, None) is TARGETS["sim"]
+    with pytest.raises(click.BadParameter):
+        choice.convert("tofino", None, None)
+
+
+def test_switch_binaries_declare_what_they_can_do() -> None:
+    from orchestration.targets.binaries import get_binary
+
+    intbed, bmv2 = get_binary("intbed"), get_binary("bmv2")
+    assert intbed.emulates_loss and intbed.seeds_random
+    assert not bmv2.emulates_loss and not bmv2.seeds_random
+    assert intbed.extra_args(seed=5, losses={3: 0.25, 1: 0.5}) == [
+        "--seed", "5", "--loss", "1:0.5", "--loss", "3:0.25"]
+    assert bmv2.extra_args(seed=5, losses={}) == []
+    with pytest.raises(IntbedError, match="cannot emulate link loss"):
+        bmv2.extra_args(seed=5, losses={1: 0.5})
+    assert TARGETS["sim"].queues_while_running and not TARGETS["mininet"].queues_while_running
+    assert [t.binary for t in TARGETS.values()] == [None, "intbed", "bmv2"]
+
+
+def test_a_live_target_whose_binary_cannot_drop_frames_refuses_a_lossy_topology(
+        tmp_path: Path) -> None:
+    from orchestration.live.network import LiveNetwork, LiveTargetError
+
+    topo = build_topology("line", n=2)
+    topo.links[0].loss = 0.1
+    with pytest.raises(LiveTargetError, match="bmv2 target cannot emulate link loss .*"
+                                              "use --target mininet"):
+        LiveNetwork(topo, "l3_forward", run_dir=tmp_path, target="bmv2")
+    LiveNetwork(topo, "l3_forward", run_dir=tmp_path, target="mininet")  # built, not started
+    with pytest.raises(LiveTargetError, match="'sim' is not a live target"):
+        LiveNetwork(topo, "l3_forward", run_dir=tmp_path, target="sim")
+
+
+def test_the_sim_network_gives_queues_and_registers_a_live_one_does_not(
+        tmp_path: Path) -> None:
+    from orchestration.live.network import LiveNetwork
+
+    net = open_network("sim", build_topology("line", n=2), "l3_forward")
+    queues = net.switch_queues("s1")
+    queues.set_queue_depth(7, None)
+    assert all(p.depth == 7 for p in net.switches["s1"].ports.values())
+    assert net.switch_registers("s1") is not None
+    live = LiveNetwork(build_topology("line", n=2), "l3_forward", run_dir=tmp_path)
+    assert live.switch_queues("s1") is None and live.switch_registers("s1") is None

@@ -36,7 +36,7 @@ from experiments.framework import (
     register,
     write_csv,
 )
-from orchestration.network import TARGETS
+from orchestration.network import RunEnv
 from orchestration.systems.gpint import GpintRunConfig, run_gpint
 
 PAPER = ("Reliable and Distributed Network Monitoring via In-band Network Telemetry "
@@ -123,13 +123,12 @@ def label(planner: str, recovery: str) -> str:
     return NAMES.get(planner, planner) + ("-FT" if recovery == "ft" else "")
 
 
-def _config(p: Point, params: dict[str, Any], seed: int, target: str,
-            mea_count: int) -> GpintRunConfig:
+def _config(p: Point, params: dict[str, Any], env: RunEnv, mea_count: int) -> GpintRunConfig:
     return GpintRunConfig(n=p.n, planner=p.planner, recovery=p.recovery, load_pps=p.load_pps,
                           link_loss=p.link_loss, sessions=params["sessions"],
                           duration_s=params["duration_s"], warmup_s=params["warmup_s"],
                           mea_count=mea_count,
-                          seed=seed * 1000 + p.repetition, target=target)
+                          seed=env.seed * 1000 + p.repetition, target=env.target.name)
 
 
 def fitting_mea_count(cfg: GpintRunConfig) -> int:
@@ -147,16 +146,16 @@ def fitting_mea_count(cfg: GpintRunConfig) -> int:
     return min(cfg.mea_count, MAX_VALUES // longest)
 
 
-def run_point(args: tuple[Point, dict[str, Any], int, str], live: Any = None
-              ) -> dict[str, Any]:
+def run_point(args: tuple[Point, dict[str, Any], RunEnv]) -> dict[str, Any]:
     """One point's row: its keys, ``run_gpint``'s summary, the path count
     and the MEA count it ran with (top level so a process pool pickles it)."""
-    point, params, seed, target = args
-    cfg = _config(point, params, seed, target, params["mea_count"])
+    point, params, env = args
+    seed = env.seed
+    cfg = _config(point, params, env, params["mea_count"])
     mea = fitting_mea_count(cfg)
     while True:
         try:
-            res = run_gpint(_config(point, params, seed, target, mea), live=live)
+            res = run_gpint(_config(point, params, env, mea), live=env.live)
             break
         except ProbeBuildError:
             if mea == 0:
@@ -176,8 +175,7 @@ def sweep(ctx: Context, points: Sequence[Point]) -> list[dict[str, Any]]:
     to ``repetitions.csv`` and return them."""
     p = ctx.params
     params = {k: p[k] for k in ("sessions", "warmup_s", "duration_s", "mea_count")}
-    rows = ctx.map(partial(run_point, live=ctx.live),
-                   [(pt, params, ctx.seed, ctx.target) for pt in points], "runs")
+    rows = ctx.map(run_point, [(pt, params, ctx.env) for pt in points], "runs")
     write_csv(ctx.out_dir / "repetitions.csv", rows)
     return rows
 
@@ -691,7 +689,7 @@ register(Experiment(
      Param("baseline", True, "also run every planner with recovery off (the latency the "
            "recovery adds, fig. 13(a) against fig. 10(a))")],
     fig13_compute, plotter("Fig. 13: data recovery enabled, low load", recovery_panels),
-    targets=tuple(TARGETS)))
+    live=True))
 
 
 def fig14_compute(ctx: Context) -> Result:

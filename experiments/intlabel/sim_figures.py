@@ -14,14 +14,13 @@ from typing import Any
 
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from experiments.intlabel.params import positive_list, run_check
-from orchestration.network import TARGETS
+from orchestration.network import RunEnv
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import run_intlabel
 
 PAPER = "INT-label: lightweight network-wide telemetry by distributed labeling (Song, Pan et al.)"
 # Figures whose runs also make sense on the live targets (every target; fig.
 # 14's HULA loss run, which needs rate limits on every port, stays on sim).
-LIVE = tuple(TARGETS)
 MODES = {"A": ("Base A", "o-"), "B": ("Base B", "s-"), "Pro": ("Pro", "^-"),
          "Pro-shift": ("Pro (Algorithm 3 shift)", "v--")}
 
@@ -57,7 +56,7 @@ def _base(ctx: Context, **kw: Any) -> RunConfig:
     cfg = RunConfig(rate_bps=p.get("rate_mbps", 5.0) * 1e6, T_ms=p.get("T_ms", 50.0),
                     T1_ms=p.get("T1_ms", 0.0), max_hop=p.get("max_hop", 5),
                     Ti_ms=p.get("Ti_ms", 100.0), f=p.get("f", "F1"), seed=ctx.seed,
-                    target=ctx.target, **kw)
+                    target=ctx.target.name, **kw)
     return cfg
 
 
@@ -166,7 +165,7 @@ register(Experiment(
            quick=[1.0, 5.0, 10.0], check=run_check("rate_bps", 1e6)),
      Param("duration_s", 5.0, "traffic duration per point (s)", quick=1.5,
            check=run_check("duration_s", packets=None)), *COMMON],
-    fig6_compute, fig6_plot, targets=LIVE))
+    fig6_compute, fig6_plot, live=True))
 
 
 # -------------------------------------------------------------- figs 7, 8
@@ -231,11 +230,11 @@ T_SWEEP = Param("Ts_ms", [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 
 register(Experiment(
     "intlabel-fig7", "packets labeled with INT data vs labeling interval (Base A/B)", PAPER,
     [T_SWEEP, _packets(), Param("Ti_ms", 100.0, "telemetry interval (ms)")],
-    fig7_compute, fig7_plot, targets=LIVE))
+    fig7_compute, fig7_plot, live=True))
 register(Experiment(
     "intlabel-fig8", "data-plane labeling times vs labeling interval (Base A/B)", PAPER,
     [T_SWEEP, _packets(), Param("Ti_ms", 100.0, "telemetry interval (ms)")],
-    fig8_compute, fig8_plot, targets=LIVE))
+    fig8_compute, fig8_plot, live=True))
 
 
 # ------------------------------------------------------------------ fig 9
@@ -275,7 +274,7 @@ register(Experiment(
            quick=[1.0, 1.6, 2.0], check=positive_list("ratio")),
      Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")),
      _packets(), Param("max_hop", 5, "MAX_hop", check=run_check("max_hop"))],
-    fig9_compute, fig9_plot, targets=LIVE))
+    fig9_compute, fig9_plot, live=True))
 
 
 # ----------------------------------------------------------------- fig 10
@@ -307,7 +306,7 @@ register(Experiment(
      Param("rate_mbps", 10.0, "sender rate (Mb/s): 'fast enough' traffic",
            check=run_check("rate_bps", 1e6)),
      Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms")), _packets()],
-    fig10_compute, fig10_plot, targets=LIVE))
+    fig10_compute, fig10_plot, live=True))
 
 
 # ----------------------------------------------------------------- fig 11
@@ -346,7 +345,7 @@ register(Experiment(
     [Param("Ts_ms", [20.0, 40.0, 60.0, 80.0], "labeling intervals (ms)", quick=[20.0, 80.0],
            check=run_check("T_ms")),
      Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms")), _packets()],
-    fig11_compute, fig11_plot, targets=LIVE))
+    fig11_compute, fig11_plot, live=True))
 
 
 # ----------------------------------------------------------------- fig 12
@@ -380,7 +379,7 @@ register(Experiment(
     [Param("Ts_ms", [50.0, 60.0, 70.0, 80.0, 90.0, 100.0], "labeling intervals (ms)",
            quick=[50.0, 100.0], check=run_check("T_ms")),
      Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms")), _packets()],
-    fig12_compute, fig12_plot, targets=LIVE))
+    fig12_compute, fig12_plot, live=True))
 
 
 # ----------------------------------------------------------------- fig 13
@@ -431,7 +430,7 @@ register(Experiment(
            check=run_check("duration_s", packets=None)),
      Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")),
      Param("Ti_ms", 100.0, "telemetry interval (ms)", check=run_check("Ti_ms"))],
-    fig13_compute, fig13_plot, targets=LIVE))
+    fig13_compute, fig13_plot, live=True))
 
 
 # ----------------------------------------------------------------- fig 14
@@ -442,7 +441,7 @@ def _hula_point(args: tuple[float, float, int, float, int]) -> dict[str, Any]:
 
     interval, limit, depth, duration, seed = args
     r = run_hula_loss(interval, rate_limit_pps=limit, queue_depth=depth, duration_s=duration,
-                      seed=seed)
+                      env=RunEnv(seed=seed))
     return {"loss_rate": r["background_loss_rate"], "probes_sent": r["probes_sent"]}
 
 
@@ -450,7 +449,8 @@ def fig14_compute(ctx: Context) -> Result:
     from orchestration.systems.hula import background_rate_limit
 
     p = ctx.params
-    limit = background_rate_limit(p["margin"], duration_s=p["duration_s"], seed=ctx.seed)
+    limit = background_rate_limit(p["margin"], duration_s=p["duration_s"],
+                                  env=RunEnv(seed=ctx.seed))
     base = _base(ctx, packets=None, duration_s=p["duration_s"], queue_rate_pps=limit,
                  queue_depth=p["queue_depth"])
     configs = [({"mode": m, "interval_ms": t}, _variant(replace(base, T_ms=t), m))
@@ -538,7 +538,7 @@ register(Experiment(
            else "T1/T must be in [0, 1] (T1 > T is out of range)"),
      Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")), _packets(),
      Param("max_hop", 5, "MAX_hop", check=run_check("max_hop"))],
-    fig18_compute, fig18_plot, targets=LIVE))
+    fig18_compute, fig18_plot, live=True))
 
 
 # ----------------------------------------------------------------- fig 19
@@ -577,4 +577,4 @@ register(Experiment(
     "intlabel-fig19", "impact of the probability function (Base B: F1, F2, F3)", PAPER,
     [Param("T_ms", 50.0, "labeling interval T (ms)", check=run_check("T_ms")), _packets(),
      Param("max_hop", 5, "MAX_hop", check=run_check("max_hop"))],
-    fig19_compute, fig19_plot, targets=LIVE))
+    fig19_compute, fig19_plot, live=True))

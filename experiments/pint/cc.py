@@ -21,6 +21,7 @@ import numpy as np
 
 from common.seeds import derive_seed
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
+from orchestration.network import RunEnv
 
 PAPER = ("PINT: Probabilistic In-band Network Telemetry (Ben Basat et al.), sections 3.2 and 5 "
          "(HPCC with PINT); HPCC (Li et al., SIGCOMM 2019), Algorithm 1")
@@ -94,21 +95,20 @@ def bucket_of(size: int, scale: float) -> int:
     return sum(size >= e * scale for e in BUCKET_EDGES)
 
 
-def run_point(point: tuple[float, str, dict[str, Any], int, str, Any]) -> dict[str, Any]:
+def run_point(point: tuple[float, str, dict[str, Any], RunEnv]) -> dict[str, Any]:
     """One (load, telemetry) run: per-flow rows and the run's counters."""
-    from orchestration.network import open_network
     from orchestration.systems.pint_cc import run_hpcc
     from topologies.generators import fat_tree
 
-    load, mode, p, seed, target, live = point
+    load, mode, p, env = point
+    seed = env.seed
     topo = fat_tree(p["k"])
     for spec in topo.switches.values():
         spec.queue_depth = QUEUE_DEPTH
     hosts = sorted(topo.hosts)
     bandwidth = topo.links[0].bandwidth_mbps
     flows = web_search_flows(hosts, p["flows"], load, bandwidth, p["size_scale"], seed)
-    net = open_network(target, topo, "int_md" if mode == "int" else "pint", seed=seed,
-                       live=live)
+    net = env.open(topo, "int_md" if mode == "int" else "pint")
     r = run_hpcc(net, topo, flows, mode=mode, seed=seed, eta=p["eta"],
                  max_stage=p["max_stage"])
     rows = []
@@ -130,7 +130,7 @@ def run_point(point: tuple[float, str, dict[str, Any], int, str, Any]) -> dict[s
 
 def compute(ctx: Context) -> Result:
     p = ctx.params
-    points = [(float(load), mode, p, ctx.seed, ctx.target, ctx.live)
+    points = [(float(load), mode, p, ctx.env)
               for load in p["loads"] for mode in MODES]
     runs = ctx.map(run_point, points, "runs")
     rows = [row for run in runs for row in run["rows"]]

@@ -21,7 +21,7 @@ from controller.pint.analysis import online_expected, tuned_hybrid
 from controller.pint.engine import fragments
 from controller.pint.pathtrace import PathCoding
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
-from orchestration.network import TARGETS
+from orchestration.network import RunEnv
 
 PAPER = "PINT: Probabilistic In-band Network Telemetry (Ben Basat et al.), section 4"
 DESIGN_HOPS = 5
@@ -35,15 +35,15 @@ def coding(bits: int) -> PathCoding:
     return PathCoding(bits, 32, tau, p)
 
 
-def run_point(point: tuple[dict[str, Any], int, str, Any]) -> list[dict[str, Any]]:
-    from orchestration.network import open_network
+def run_point(point: tuple[dict[str, Any], RunEnv]) -> list[dict[str, Any]]:
     from orchestration.systems.pint import random_flows, run_pint
     from topologies.generators import fat_tree
 
-    p, seed, target, live = point
+    p, env = point
+    seed = env.seed
     topo = fat_tree(p["k"])
     flows = {f: p["packets"] for f in random_flows(topo, p["flows"], seed)}
-    net = open_network(target, topo, "pint", seed=seed, live=live)
+    net = env.open(topo, "pint")
     r = run_pint(net, topo, flows=flows, coding=coding(p["bits"]), seed=seed,
                  gap_s=p["gap_ms"] / 1000, drain_s=DRAIN_S)
     rows = []
@@ -63,7 +63,7 @@ def run_point(point: tuple[dict[str, Any], int, str, Any]) -> list[dict[str, Any
 
 def compute(ctx: Context) -> Result:
     p = ctx.params
-    (rows,) = ctx.map(run_point, [(p, ctx.seed, ctx.target, ctx.live)], "runs")
+    (rows,) = ctx.map(run_point, [(p, ctx.env)], "runs")
     c = coding(p["bits"])
     sent, reports = (rows[0]["sent"], rows[0]["reports"]) if rows else (0, 0)
     heads = [Headline("flows whose decoded path is the one taken",
@@ -116,5 +116,5 @@ register(Experiment(
               quick=10.0, check=lambda v, p: None if 0 < v <= 1000 else "give 0 to 1000 ms"),
     ],
     compute, plot, description=__doc__.split("\n\n")[0].replace("\n", " "),
-    targets=tuple(TARGETS),
+    live=True,
 ))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -50,10 +50,35 @@ def info(file: Path) -> None:
     click.echo(to_text(build_p4info(compile_file(file).schema)), nl=False)
 
 
+def _stf_on_intbed(file: Path, test: Path) -> Any:
+    from dataplane.compiler.pipeline import compile_file
+    from dataplane.testing.stf import run_stf
+
+    return run_stf(compile_file(file), test)
+
+
+def _stf_on_bmv2(file: Path, test: Path) -> Any:
+    from dataplane.testing.stf import parse_stf, require_packets
+    from orchestration.targets.bmv2_stf import available, run_stf_bmv2
+
+    packets_in = require_packets(parse_stf(test), str(test))
+    reason = available()
+    if reason is not None:
+        raise IntbedError(reason)
+    result = run_stf_bmv2(file, test)
+    result.packets_in = packets_in
+    return result
+
+
+STF_ENGINES: dict[str, Callable[[Path, Path], Any]] = {
+    "intbed": _stf_on_intbed, "bmv2": _stf_on_bmv2}
+"""Where ``intbed p4 stf --target`` runs a test: intbed's engine, or BMv2."""
+
+
 @p4.command()
 @click.argument("file", type=_FILE)
 @click.argument("test", type=_FILE)
-@click.option("--target", type=click.Choice(["intbed", "bmv2"]), default="intbed",
+@click.option("--target", type=click.Choice(list(STF_ENGINES)), default="intbed",
               show_default=True,
               help="intbed's engine, or BMv2 (p4c, then simple_switch driven through "
                    "simple_switch_CLI).")
@@ -66,21 +91,7 @@ def stf(file: Path, test: Path, target: str) -> None:
     test without a packet line, with an odd number of expected hex digits (a
     cut file) or with a port past v1model's 9 bits is an error.
     """
-    if target == "bmv2":
-        from dataplane.testing.stf import parse_stf, require_packets
-        from orchestration.targets.bmv2_stf import available, run_stf_bmv2
-
-        packets_in = require_packets(parse_stf(test), str(test))
-        reason = available()
-        if reason is not None:
-            raise IntbedError(reason)
-        result = run_stf_bmv2(file, test)
-        result.packets_in = packets_in
-    else:
-        from dataplane.compiler.pipeline import compile_file
-        from dataplane.testing.stf import run_stf
-
-        result = run_stf(compile_file(file), test)
+    result = STF_ENGINES[target](file, test)
     if not result.passed:
         click.echo(result.diff)
         raise click.exceptions.Exit(1)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from orchestration.network import TARGETS
+from intbed.commands.targets import target_option
+from orchestration.network import Target
 
 
 def _echo_notes(notes: list[str]) -> None:
@@ -24,8 +25,7 @@ def p4app() -> None:
 
 @p4app.command()
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--target", type=click.Choice(list(TARGETS)), default="sim", show_default=True,
-              help="Where the network runs.")
+@target_option("Where the network runs.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Run seed (link losses, P4 random()).")
 @click.option("--no-ping", is_flag=True, help="Apply the command files only.")
@@ -33,7 +33,7 @@ def p4app() -> None:
               help="Keep what every switch port sends as pcaps (BMv2's names, "
                    "<switch>-eth<port>_out.pcap) under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def run(path: Path, target: str, seed: int, no_ping: bool, pcap_dir: Path | None,
+def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | None,
         as_json: bool) -> None:
     """Build the network PATH declares (a p4app.json or a NetworkAPI
     network.py), apply each switch's command file once its pipeline is up,
@@ -41,15 +41,14 @@ def run(path: Path, target: str, seed: int, no_ping: bool, pcap_dir: Path | None
 
     Exit status 1 when a pair does not reach the other.
     """
-    from orchestration.network import check_available
     from orchestration.p4app.load import load_app
     from orchestration.p4app.run import run_app
 
-    check_available(target)
+    target.check_available()
     app = load_app(path)
     _echo_notes(app.notes)
     options: dict[str, object] = {}
-    if pcap_dir is not None and target == "sim":
+    if pcap_dir is not None and not target.live:
         options["pcap_dir"] = pcap_dir
     elif pcap_dir is not None:
         from orchestration.live.options import LiveOptions
@@ -59,7 +58,7 @@ def run(path: Path, target: str, seed: int, no_ping: bool, pcap_dir: Path | None
     reached = len(result.pings) - len(result.lost)
     if as_json:
         click.echo(json.dumps({
-            "network": app.topo.name, "target": target, "strategy": app.strategy,
+            "network": app.topo.name, "target": target.name, "strategy": app.strategy,
             "hosts": {h.name: {"ip": f"{h.ip}/{h.prefix_len}", "mac": h.mac}
                       for h in app.topo.hosts.values()},
             "commands": result.commands,

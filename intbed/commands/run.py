@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from intbed.commands.p4opts import p4c_options
-from orchestration.network import TARGETS
+from intbed.commands.targets import target_option
+from orchestration.network import Target
 
 
 @click.command("list")
@@ -36,8 +37,7 @@ def list_experiments() -> None:
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Parallel processes for independent points.")
 @click.option("--force", is_flag=True, help="Overwrite results already in the directory.")
-@click.option("--target", type=click.Choice(list(TARGETS)), default="sim",
-              show_default=True, help="Where the data plane runs.")
+@target_option("Where the data plane runs.")
 @click.option("--redis", "redis_url", metavar="URL", default=None,
               help="Redis for the live targets' stores [default: a private redis-server "
                    "on a free port].")
@@ -53,7 +53,7 @@ def list_experiments() -> None:
               help="No progress on stderr (errors and the results still print).")
 @p4c_options
 def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: bool,
-        target: str, redis_url: str | None, settings: tuple[str, ...],
+        target: Target, redis_url: str | None, settings: tuple[str, ...],
         cluster: str | None, resume: bool, quiet: bool) -> None:
     """Run experiment NAME and write its results, figure and summary."""
     from experiments.framework import ExperimentError, run_experiment

@@ -62,17 +62,18 @@ from orchestration.network import (
     COLLECTOR_HOST,
     COLLECTOR_PORT,
     CPU_PORT,
+    TARGETS,
     FrameHandler,
     Tap,
+    Target,
     TrafficCounters,
+    get_target,
 )
 from orchestration.redis_server import free_port
 from orchestration.targets.binaries import Prepared, SwitchProcess, get_binary, launch
 from p4src import program_path
 from topologies.model import DEFAULT_QUEUE_DEPTH, Topology
 
-# Which switch binary each live target runs.
-TARGET_BINARIES = {"mininet": "intbed", "bmv2": "bmv2"}
 SENDER_SLACK_S = 30.0  # beyond the schedule's length before a sender counts as stuck
 COLLECTOR_QUEUE_DEPTH = 1024  # as the sim's collector port
 # Mininet's TCLink takes 0 < bw <= 1000 Mb/s. Its token bucket (TBF: HTB warns
@@ -92,10 +93,13 @@ class LiveTargetError(IntbedError):
     """A live target that cannot run here, or a network that failed to come up."""
 
 
-def live_available(target: str) -> str | None:
+def live_available(target: Target | str) -> str | None:
     """None when ``target`` can run on this machine, else why not."""
-    if target not in TARGET_BINARIES:
-        return f"unknown live target '{target}' (choices: {', '.join(TARGET_BINARIES)})"
+    if not isinstance(target, Target) and target not in TARGETS:
+        return f"unknown live target '{target}' (choices: {', '.join(_live_names())})"
+    target = get_target(target)
+    if not target.live or target.binary is None:
+        return f"'{target}' is not a live target (choices: {', '.join(_live_names())})"
     if os.geteuid() != 0:
         return f"the {target} target needs root (network namespaces, veth pairs): use sudo"
     for tool in ("mnexec", "ip", "tc", "setsid"):
@@ -106,7 +110,11 @@ def live_available(target: str) -> str | None:
         import mininet.net  # noqa: F401
     except ImportError:
         return "the Python package mininet is missing: pip install mininet"
-    return get_binary(TARGET_BINARIES[target]).available()
+    return get_binary(target.binary).available()
+
+
+def _live_names() -> list[str]:
+    return [name for name, t in TARGETS.items() if t.live]
 
 
 @dataclass
@@ -165,12 +173,13 @@ class LiveNetwork:
     """
 
     def __init__(self, topo: Topology, program: str | Path, *, run_dir: str | Path,
-                 target: str = "mininet", pcap: bool = False, collector: bool = True,
+                 target: Target | str = "mininet", pcap: bool = False, collector: bool = True,
                  seed: int = 0, shape_links: bool = True,
                  ready_timeout: float = READY_TIMEOUT_S) -> None:
         topo.validate()
-        if target not in TARGET_BINARIES:
-            raise LiveTargetError(f"unknown live target '{target}'")
+        target = get_target(target)
+        if not target.live or target.binary is None:
+            raise LiveTargetError(f"'{target}' is not a live target")
         self.topo = topo
         self.program = program_path(program)
         self.target = target
@@ -180,7 +189,7 @@ class LiveNetwork:
         self.seed = seed
         self.shape_links = shape_links
         self.ready_timeout = ready_timeout
-        self.binary = get_binary(TARGET_BINARIES[target])
+        self.binary = get_binary(target.binary)
         self.prepared: Prepared | None = None
         self.net: Any = None
         self.switches: dict[str, LiveSwitch] = {}
@@ -211,13 +220,15 @@ class LiveNetwork:
         self._wall_start_ns = 0  # the same instant on CLOCK_REALTIME
         self._elapsed_s = 0.0
         self._traffic_ended = threading.Event()
-        if target == "bmv2" and any(ln.loss for ln in topo.links):
-            raise LiveTargetError("the bmv2 target cannot emulate link loss "
-                                  "(simple_switch_grpc has no loss option): use --target "
-                                  "mininet or a loss-free topology")
+        if not self.binary.emulates_loss and any(ln.loss for ln in topo.links):
+            lossy = [t.name for t in TARGETS.values()
+                     if t.binary is not None and get_binary(t.binary).emulates_loss]
+            raise LiveTargetError(f"the {target} target cannot emulate link loss "
+                                  f"({self.binary.name} has no loss option): use --target "
+                                  f"{' or '.join(lossy)} or a loss-free topology")
 
     @classmethod
-    def for_run(cls, topo: Topology, program: str | Path, *, target: str = "mininet",
+    def for_run(cls, topo: Topology, program: str | Path, *, target: Target | str = "mininet",
                 seed: int = 0, live: LiveOptions | None = None, label: str = "run",
                 **options: Any) -> LiveNetwork:
         """The registry's constructor: a network with pcaps (the ground truth)
@@ -437,6 +448,14 @@ class LiveNetwork:
 
     # ------------------------------------------------------------------ switches
 
+    def switch_queues(self, switch: str) -> None:
+        """None: a live switch's queues are set from the Topology when it starts."""
+        return None
+
+    def switch_registers(self, switch: str) -> None:
+        """None: registers are written over P4Runtime (or the binary's own CLI)."""
+        return None
+
     def _queue(self, name: str) -> dict[int, tuple[int | None, int | None]]:
         spec = self.topo.switches[name]
         queue: dict[int, tuple[int | None, int | None]] = {}
@@ -450,16 +469,11 @@ class LiveNetwork:
         return queue
 
     def _extra_args(self, name: str) -> list[str]:
-        if self.target != "mininet":
-            return []
-        args = ["--seed", str(derive_seed(self.seed, "p4-random", name))]
-        for link in self.topo.links:
-            if not link.loss:
-                continue
-            for node, port in ((link.a, link.a_port), (link.b, link.b_port)):
-                if node == name:
-                    args += ["--loss", f"{port}:{link.loss!r}"]
-        return args
+        losses = {port: link.loss for link in self.topo.links if link.loss
+                  for node, port in ((link.a, link.a_port), (link.b, link.b_port))
+                  if node == name}
+        return self.binary.extra_args(seed=derive_seed(self.seed, "p4-random", name),
+                                      losses=losses)
 
     def _launch(self, sw: LiveSwitch) -> SwitchProcess:
         assert self.prepared is not None
@@ -773,7 +787,7 @@ class LiveNetwork:
                            "tx_pps": sum(p.get("tx", 0) for p in data) / duration}
         tap = self._frame_tap
         return {
-            "target": self.target,
+            "target": self.target.name,
             "run_dir": str(self.run_dir),
             "limitations": list(self.limitations),
             "switch_rates": rates,

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from controller.bmcli import CommandRunner, read_command_file
-from controller.bmcli.parse import Command
 from controller.p4rt.client import P4RuntimeClient
 from orchestration.apps.ping import PingResult
-from orchestration.network import Network, open_network
+from orchestration.network import Network, Target, get_target
 from orchestration.p4app.reach import ping_all
 from orchestration.p4app.spec import P4App
-from orchestration.p4app.switch_access import EngineRegisters, SimQueues, TopologyQueues
+from orchestration.switch_access import TopologyQueues
 
 QUEUE_COMMANDS = frozenset({"set_queue_depth", "set_queue_rate"})
 
@@ -48,11 +47,12 @@ class AppRun:
         return [p for p in self.pings if p.rtt_us is None]
 
 
-def open_app(app: P4App, target: str = "sim", *, seed: int = 0, **options: Any) -> Network:
+def open_app(app: P4App, target: Target | str = "sim", *, seed: int = 0,
+             **options: Any) -> Network:
     """The network of ``app`` on ``target``, started, every command file applied."""
+    target = get_target(target)
     files = {name: read_command_file(path) for name, path in app.cli_inputs.items()}
-    live = target != "sim"
-    if live:
+    if not target.queues_while_running:
         for name, commands in files.items():
             _runner(None, TopologyQueues(app.topo, name)).run(
                 c for c in commands if c.name in QUEUE_COMMANDS)
@@ -60,11 +60,13 @@ def open_app(app: P4App, target: str = "sim", *, seed: int = 0, **options: Any) 
     if len(programs) > 1:
         for name, path in app.programs.items():
             app.topo.switches[name].program = str(path)
-    net = open_network(target, app.topo, str(min(programs)), seed=seed, **options)
+    net = target.open(app.topo, str(min(programs)), seed=seed, **options)
     net.start()
     try:
         for name, commands in files.items():
-            _apply(net, name, commands, live)
+            queues = net.switch_queues(name)
+            _runner(net.clients[name], queues if queues is not None else _SetAtStart(),
+                    net.switch_registers(name)).run(commands)
     except BaseException:
         net.stop()
         raise
@@ -76,19 +78,10 @@ def _runner(client: P4RuntimeClient | None, queues: Any, registers: Any = None
     return CommandRunner(cast(P4RuntimeClient, client), queues=queues, registers=registers)
 
 
-def _apply(net: Network, switch: str, commands: list[Command], live: bool) -> None:
-    if live:
-        runner = _runner(net.clients[switch], _SetAtStart())
-    else:
-        sim: Any = net
-        runner = _runner(net.clients[switch], SimQueues(sim, switch),
-                         EngineRegisters(sim.switches[switch].engine))
-    runner.run(commands)
-
-
-def run_app(app: P4App, target: str = "sim", *, seed: int = 0, ping: bool = True,
+def run_app(app: P4App, target: Target | str = "sim", *, seed: int = 0, ping: bool = True,
             **options: Any) -> AppRun:
-    result = AppRun(app, target)
+    target = get_target(target)
+    result = AppRun(app, target.name)
     net = open_app(app, target, seed=seed, **options)
     try:
         result.commands = {name: len(read_command_file(path))

@@ -28,7 +28,7 @@ from controller.hula import (
     probe_origins,
     probe_port_sets,
 )
-from orchestration.network import Network, open_network
+from orchestration.network import Network, RunEnv
 from topologies.generators import build_topology
 from topologies.model import Topology
 from traffic.receiver import Receiver
@@ -87,11 +87,11 @@ def install_hula(net: Network) -> None:
         install_probe_groups(net.clients[name], net.topo, name, sets)
 
 
-def build_hula_network(topo: Topology, *, seed: int = 0, target: str = "sim",
-                       **options: Any) -> Network:
-    """A started network of ``topo`` where every switch runs hula.p4, with
+def build_hula_network(topo: Topology, env: RunEnv | None = None, **options: Any) -> Network:
+    """A started network of ``topo`` where every switch runs hula.p4 (on
+    ``env``'s target, with its seed; default the sim, seed 0), with
     shortest-path routes and probe flooding installed."""
-    net = open_network(target, topo, PROGRAM, seed=seed, **options)
+    net = (env or RunEnv()).open(topo, PROGRAM, **options)
     net.start()
     net.install_routes()
     install_hula(net)
@@ -110,8 +110,7 @@ def limit_data_ports(topo: Topology, rate_pps: float | None, depth: int) -> None
 def run_hula_loss(probe_interval_ms: float | None, *, rate_limit_pps: float | None,
                   queue_depth: int = 64, background: float = 5e6, packet_size: int = 1000,
                   senders: Sequence[str] = ("h1", "h8"), duration_s: float = 2.0,
-                  seed: int = 0, drain_s: float = 0.5, target: str = "sim",
-                  live: Any = None) -> dict[str, Any]:
+                  drain_s: float = 0.5, env: RunEnv | None = None) -> dict[str, Any]:
     """INT-label's figure 14 setup: the INT-label fabric running hula.p4 with
     shortest-path routes and probe flooding, ``senders`` each sending
     ``background`` b/s of ``packet_size``-byte frames to random servers for
@@ -126,8 +125,9 @@ def run_hula_loss(probe_interval_ms: float | None, *, rate_limit_pps: float | No
     """
     topo = build_topology("intlabel-fabric")
     limit_data_ports(topo, rate_limit_pps, queue_depth)
-    with build_hula_network(topo, seed=seed, target=target, live=live,
-                            label=f"hula-{probe_interval_ms}ms-seed{seed}") as net:
+    env = env or RunEnv()
+    seed = env.seed
+    with build_hula_network(topo, env, label=f"hula-{probe_interval_ms}ms-seed{seed}") as net:
         hosts = list(topo.hosts.values())
         for h in hosts:
             net.add_receiver(h.name)
@@ -180,6 +180,6 @@ def background_rate_limit(margin: float = 1.02, **background: Any) -> float:
     """The figure's rate limit: the busiest data port's packet rate with the
     background traffic alone at line rate, times ``margin``. ``background``
     takes run_hula_loss's traffic arguments (background, packet_size,
-    senders, duration_s, seed)."""
+    senders, duration_s) and its run environment (env)."""
     run = run_hula_loss(None, rate_limit_pps=None, **background)
     return run["busiest_port_pps"] * margin

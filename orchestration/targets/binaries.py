@@ -83,9 +83,18 @@ class Prepared:
 
 
 class SwitchBinary(Protocol):
-    """What the live targets need from a switch binary."""
+    """What the live targets need from a switch binary, and what it can do
+    beyond BMv2's options (as Mininet's switch classes declare theirs)."""
 
     name: str
+    emulates_loss: bool
+    """Drops a port's frames with a given probability (``extra_args``' losses)."""
+    seeds_random: bool
+    """Seeds the program's ``random()`` extern (``extra_args``' seed)."""
+
+    def extra_args(self, *, seed: int, losses: Mapping[int, float]) -> list[str]:
+        """The binary's own arguments for a switch: its random seed and each
+        port's loss probability, where it takes them."""
 
     def available(self) -> str | None:
         """None when the binary can run here, else why not."""
@@ -206,6 +215,13 @@ class _Binary:
     """Readiness and process checks both binaries share."""
 
     name = ""
+    emulates_loss = False
+    seeds_random = False
+
+    def extra_args(self, *, seed: int, losses: Mapping[int, float]) -> list[str]:
+        if losses and not self.emulates_loss:
+            raise IntbedError(f"{self.name} cannot emulate link loss")
+        return []
 
     def _exited(self, process: subprocess.Popen | None) -> Callable[[], str | None]:
         def check() -> str | None:
@@ -246,9 +262,19 @@ class IntbedSwitch(_Binary):
     """``intbed-switch``: intbed's engine as a process; runs the .p4 source."""
 
     name = "intbed-switch"
+    emulates_loss = True
+    seeds_random = True
 
     def __init__(self, executable: Sequence[str] | None = None) -> None:
         self._executable = list(executable) if executable is not None else None
+
+    def extra_args(self, *, seed: int, losses: Mapping[int, float]) -> list[str]:
+        """``--seed`` and a ``--loss PORT:P`` per lossy port (no netem here:
+        the switch drops the frames itself)."""
+        args = ["--seed", str(seed)]
+        for port, loss in sorted(losses.items()):
+            args += ["--loss", f"{port}:{loss!r}"]
+        return args
 
     @property
     def executable(self) -> list[str]:

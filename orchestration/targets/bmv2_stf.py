@@ -782,10 +782,13 @@ def bmv2_skip_reason(stf: Path) -> str | None:
     for line in stf.read_text().splitlines():
         if not line.startswith("#"):
             break
-        head, _, rest = line[1:].strip().partition(":")
-        if head.strip() == "bmv2" and rest.strip().startswith("skip"):
-            return rest.strip()[len("skip"):].strip() or "marked intbed-only"
+        marked = _SKIP_MARK.fullmatch(line)
+        if marked is not None:
+            return marked.group(1).strip() or "marked intbed-only"
     return None
+
+
+_SKIP_MARK = re.compile(r"#\s*bmv2\s*:\s*skip\b(.*)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -73,11 +73,11 @@ def test_a_failed_sweep_keeps_its_points_and_resume_finishes_it(
     real = figs.run_point
     calls: list[Any] = []
 
-    def flaky(args: Any, live: Any = None) -> dict[str, Any]:
+    def flaky(args: Any) -> dict[str, Any]:
         calls.append(args[0])
         if len(calls) == 3:
             raise RuntimeError("the machine went away")
-        return real(args, live=live)
+        return real(args)
 
     monkeypatch.setattr(figs, "run_point", flaky)
     out = tmp_path / "flaky"
@@ -122,9 +122,9 @@ def test_force_computes_every_point_again(tmp_path: Path,
     real = figs.run_point
     calls: list[Any] = []
 
-    def counted(args: Any, live: Any = None) -> dict[str, Any]:
+    def counted(args: Any) -> dict[str, Any]:
         calls.append(args[0])
-        return real(args, live=live)
+        return real(args)
 
     monkeypatch.setattr(figs, "run_point", counted)
     _run(out, force=True)

@@ -14,6 +14,7 @@ from controller.hula import (
     probe_frame,
     probe_origins,
 )
+from orchestration.network import RunEnv
 from orchestration.systems.hula import (
     HulaProber,
     background_rate_limit,
@@ -42,7 +43,7 @@ def test_origins_are_the_first_host_of_each_tor() -> None:
 def probe_run(seed: int, interval_s: float, run_s: float) -> dict:
     """Probes only: when each stand-in host sent which probe, how many probe
     copies switches transmitted, how many probes reached hosts."""
-    net = build_hula_network(build_topology("intlabel-fabric"), seed=seed)
+    net = build_hula_network(build_topology("intlabel-fabric"), RunEnv(seed=seed))
     sent_at: list[tuple[int, str, int]] = []
     for host in net.hosts.values():
         def spy(packet: bytes, host=host, send=host.send) -> None:
@@ -109,7 +110,7 @@ def test_prober_rejects_a_zero_interval() -> None:
 # frames to random servers), queues of 16 packets, every data port limited
 # to the busiest port's background rate plus 2%.
 FIG14 = {"background": 5e6, "packet_size": 1000, "senders": ("h1", "h8"),
-         "duration_s": 3.0, "seed": 0}
+         "duration_s": 3.0, "env": RunEnv(seed=0)}
 DEPTH = 16
 
 

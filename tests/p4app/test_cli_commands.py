@@ -16,7 +16,7 @@ from controller.p4rt.protos import protos
 from dataplane.compiler.pipeline import compile_file
 from dataplane.control.service import RuntimeService
 from dataplane.runtime.switch import Switch
-from orchestration.p4app.switch_access import EngineRegisters
+from orchestration.switch_access import EngineRegisters
 
 PROGRAM = Path(__file__).resolve().parent / "cli_kinds.p4"
 DST = "hdr.ethernet.dstAddr"

@@ -10,8 +10,8 @@ from controller.bmcli import CommandRunner
 from controller.bmcli.parse import parse_commands
 from dataplane.compiler.pipeline import compile_file
 from dataplane.targets.sim.events import NS_PER_S
-from orchestration.p4app.switch_access import SimQueues, TopologyQueues
 from orchestration.sim import SimNetwork
+from orchestration.switch_access import SimQueues, TopologyQueues
 from topologies.model import Topology
 
 PROGRAM = Path(__file__).resolve().parent / "cli_kinds.p4"
