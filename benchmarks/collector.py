@@ -13,7 +13,7 @@ against what was sent, kernel drops included (received + drops = sent);
 and the ceilings per core it implies.
 
 Reports are TR v2.0 carrying INT-MD v2.0 over UDP, 6 hops, all nine
-baseline instructions (bits 0-8), 100 flows: ``controller.collector.synthetic``'s
+baseline instructions (bits 0-8), 100 flows: ``controller.intcollector.synthetic``'s
 template (struct, from ``docs/telemetry_report_format.md``) with the
 per-report values written here with numpy, independently of the parser.
 Each target (2,000,000 reports/s batch; 1,000,000 reports/s live, and
@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 
 from common.paths import child_env
-from controller.collector import mmsg
-from controller.collector.pipeline import Collector, CollectorConfig
-from controller.collector.receiver import DEFAULT_BATCH, UdpReceiver, warm_up
-from controller.collector.reports import parse_rows
-from controller.collector.stores import MemoryStore
-from controller.collector.synthetic import (
+from controller.intcollector import mmsg
+from controller.intcollector.pipeline import Collector, CollectorConfig
+from controller.intcollector.receiver import DEFAULT_BATCH, UdpReceiver, warm_up
+from controller.intcollector.reports import parse_rows
+from controller.intcollector.stores import MemoryStore
+from controller.intcollector.synthetic import (
     GROUP,
     HOP_BYTES,
     HOP_FIELDS,

@@ -204,15 +204,14 @@ def register(exp: Experiment) -> Experiment:
 
 
 def load_all() -> dict[str, Experiment]:
-    """Import every experiment module (they register themselves)."""
-    import experiments.gpint.figures  # noqa: F401
-    import experiments.intcollector.figures  # noqa: F401
-    import experiments.intlabel.fig17  # noqa: F401
-    import experiments.intlabel.figures  # noqa: F401
-    import experiments.intlabel.sim_figures  # noqa: F401
-    import experiments.nicsink.figures  # noqa: F401
-    import experiments.pint.figures  # noqa: F401
+    """Import every registered system's figures (``experiments.<system
+    id>.figures``, which registers them all)."""
+    from importlib import import_module
 
+    from orchestration.systems import SYSTEMS
+
+    for system in SYSTEMS.values():
+        import_module(f"experiments.{system.id}.figures")
     return REGISTRY
 
 
@@ -221,8 +220,16 @@ def natural_key(name: str) -> list[int | str]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
+RENAMED = {f"nicsink-fig{n}": f"flowcache-fig{n}" for n in (3, 4, 5, 6)}
+"""Experiments whose names changed: the system's one id replaced another."""
+
+
 def get(name: str) -> Experiment:
     exps = load_all()
+    if name in RENAMED:
+        raise ExperimentError(f"experiment '{name}' is now '{RENAMED[name]}' (one name per "
+                              "system: the flow cache's code, docs and figures are "
+                              "'flowcache')")
     if name not in exps:
         raise ExperimentError(f"unknown experiment '{name}': run 'intbed list' to see them "
                               f"({', '.join(sorted(exps, key=natural_key))})")

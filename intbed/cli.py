@@ -11,9 +11,6 @@ import click
 from common.errors import IntbedError
 from intbed.commands.accel import accel
 from intbed.commands.bench import bench
-from intbed.commands.collector import collector
-from intbed.commands.flowcache import flowcache
-from intbed.commands.gpint import gpint
 from intbed.commands.p4 import p4
 from intbed.commands.p4app import p4app, p4app_bench, topo_import
 from intbed.commands.run import list_experiments, run
@@ -34,7 +31,26 @@ class IntbedGroup(click.Group):
     """The one error path of every command: a user error (IntbedError, an
     unreadable or missing file) is one located line and exit 1, Ctrl-C a quiet
     exit 130, and anything else a bug: one ``internal error`` line and exit 70,
-    the traceback only under ``--debug``."""
+    the traceback only under ``--debug``.
+
+    Besides the commands added to it, it has each registered system's
+    command group (``orchestration.systems.SYSTEMS``), from
+    ``intbed.commands.<system id>``, imported when asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_system_commands()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is not None:
+            return found
+        system = _system_commands().get(cmd_name)
+        if system is None:
+            return None
+        from importlib import import_module
+
+        command: click.Command = getattr(import_module(f"intbed.commands.{system}"), cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -57,6 +73,13 @@ class IntbedGroup(click.Group):
             click.echo(one_line(f"internal error: {type(exc).__name__}: {exc}"
                                 " (rerun with --debug for the traceback)"), err=True)
             raise click.exceptions.Exit(EXIT_INTERNAL) from None
+
+
+def _system_commands() -> dict[str, str]:
+    """Command name -> the id of the system whose module makes it."""
+    from orchestration.systems import SYSTEMS
+
+    return {s.command: s.id for s in SYSTEMS.values() if s.command is not None}
 
 
 def _silence_stdout() -> None:
@@ -127,9 +150,6 @@ cli.add_command(topo)
 cli.add_command(sim)
 cli.add_command(run)
 cli.add_command(list_experiments)
-cli.add_command(gpint)
-cli.add_command(collector)
-cli.add_command(flowcache)
 cli.add_command(p4app)
 cli.add_command(shell)
 topo.add_command(topo_import)

@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from controller.clock import VirtualClock
-from controller.collector.pipeline import Collector, CollectorConfig
-from controller.collector.reports import DEFAULT_SIGNAL
-from controller.collector.stores import SqliteStore
+from controller.intcollector.pipeline import Collector, CollectorConfig
+from controller.intcollector.reports import DEFAULT_SIGNAL
+from controller.intcollector.stores import SqliteStore
 from experiments.intcollector.reports import ReportWriter, random_flows
 
 BASE_NS = 100.0

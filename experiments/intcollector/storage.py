@@ -11,8 +11,8 @@ import numpy as np
 
 from common.seeds import derive_seed
 from controller.clock import VirtualClock
-from controller.collector.pipeline import Collector, CollectorConfig
-from controller.collector.stores import SqliteStore
+from controller.intcollector.pipeline import Collector, CollectorConfig
+from controller.intcollector.stores import SqliteStore
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from experiments.intcollector.fattree import PortLoads, fat_tree_flows
 from experiments.intcollector.params import PAPER, even_arity, non_negative, positive

@@ -185,3 +185,6 @@ register(Experiment(
     [Param("ks", [10, 20, 30], "fat-tree sizes k", check=_even_ks)],
     fig21_compute, _counting_plot("bandwidth (Mb/s)", "Fig. 21", True)))
 
+
+# The rest of INT-label's figures register where they are computed.
+from experiments.intlabel import fig17, fig22, sim_figures  # noqa: E402, F401

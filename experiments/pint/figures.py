@@ -158,3 +158,6 @@ register(Experiment(
     ],
     compute, plot, description=__doc__.split("\n\n")[1].replace("\n", " "),
 ))
+
+# PINT's other figures register where they are computed.
+from experiments.pint import cc, paths_net, quantiles  # noqa: E402, F401

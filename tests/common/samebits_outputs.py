@@ -54,7 +54,7 @@ whose numbers go through the float math of ``common.samebits``'s callers
 (PINT's levels and analysis, the INT-label theory, the collector's series)
 or through the sim (GPINT, INT-label's and PINT's runs on the sim target).
 Not here: the experiments that measure CPU time (intcollector-fig10/11,
-nicsink-fig3/4/5) and pint-quantiles, whose KLL sketches draw their
+flowcache-fig3/4/5) and pint-quantiles, whose KLL sketches draw their
 compaction coins from a generator the library seeds from the clock."""
 
 

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from scapy.all import IP, UDP, Ether, Raw
 
 from controller.clock import VirtualClock
-from controller.collector.pipeline import Collector
-from controller.collector.reports import parse_rows
-from controller.collector.stores import MemoryStore
+from controller.intcollector.pipeline import Collector
+from controller.intcollector.reports import parse_rows
+from controller.intcollector.stores import MemoryStore
 from experiments.framework import load_all
 from experiments.intcollector.fattree import PortLoads, fat_tree_flows
 from experiments.intcollector.load import Workload, pool
@@ -28,7 +28,7 @@ from experiments.intcollector.reports import ReportWriter, instruction_fields, r
 from experiments.intcollector.series import detect, latency_series, mse
 from experiments.intcollector.storage import formula_ratio
 from intbed.cli import cli
-from tests.collector.report_builders import ReportSpec, ReportV05, int_bytes
+from tests.intcollector.report_builders import ReportSpec, ReportV05, int_bytes
 from topologies.generators import fat_tree
 
 NAMES = ("intcollector-fig9", "intcollector-fig10", "intcollector-fig11",

@@ -19,7 +19,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from experiments.framework import ExperimentError, load_all, run_experiment
-from experiments.pint.fig22 import int_bits, intlabel_bits
+from experiments.intlabel.fig22 import int_bits, intlabel_bits
 from experiments.pint.quantiles import chunks, dkw, rank_error
 
 FILES = ("config.json", "metrics.csv", "figure.png", "figure.svg", "summary.md", "summary.json")

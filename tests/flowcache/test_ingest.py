@@ -24,7 +24,7 @@ from controller.flowcache.ingest import (
     rows_to_batch,
 )
 from controller.flowcache.trace import QUEUE_MAX, TraceSpec, generate, write_pcap
-from tests.collector.report_builders import (
+from tests.intcollector.report_builders import (
     HopLatency,
     MetadataHeaderV20,
     NodeId,

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.collector.replay import udp_payload
-from controller.collector.reports import ParsedReport, parse_report
 from controller.flowcache.cache import FlowCache
 from controller.flowcache.config import FlowCacheConfig
 from controller.flowcache.ingest import SINK_SIGNAL
 from controller.flowcache.monitor import MonitorFeeder
 from controller.flowcache.redis_sink import RedisSink, RingReaders
+from controller.intcollector.replay import udp_payload
+from controller.intcollector.reports import ParsedReport, parse_report
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
 from orchestration.network import open_network

@@ -24,7 +24,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from controller.collector.reports import ParsedReport, parse_packet
+from controller.intcollector.reports import ParsedReport, parse_packet
 from orchestration.network import COLLECTOR_IP, COLLECTOR_MAC, COLLECTOR_PORT, open_network
 from orchestration.sim import SimNetwork
 from topologies.model import Topology, switch_mac
