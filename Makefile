@@ -90,7 +90,7 @@ bench:
 # Every STF test under tests/p4 on both intbed's engine and real BMv2 (built
 # from its public sources and on PATH); lists every packet where they differ.
 test-bmv2:
-	$(BIN)/python -m orchestration.targets.bmv2_stf tests/p4
+	$(BIN)/python -m orchestration.binaries.bmv2_stf tests/p4
 
 # The main job: one paper figure on the sim target (results/EXP/...).
 EXP ?= intlabel-fig9

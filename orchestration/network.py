@@ -218,7 +218,7 @@ class Target:
     factory: Callable[..., Network]
     available: Callable[[], str | None]
     binary: str | None = None
-    """The switch binary a live target runs (``orchestration.targets.binaries``)."""
+    """The switch binary a live target runs (``orchestration.binaries.switches``)."""
     queues_while_running: bool = False
     """Egress queues can be changed on a running switch; otherwise they are
     set from the ``Topology`` when a switch starts."""

@@ -234,7 +234,7 @@ def test_the_command_line_resolves_target_into_the_registrys_entry() -> None:
 
 
 def test_switch_binaries_declare_what_they_can_do() -> None:
-    from orchestration.targets.binaries import get_binary
+    from orchestration.binaries.switches import get_binary
 
     intbed, bmv2 = get_binary("intbed"), get_binary("bmv2")
     assert intbed.emulates_loss and intbed.seeds_random

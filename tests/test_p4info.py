@@ -24,7 +24,7 @@ from dataplane.compiler.p4info import (
     shortest_unique_suffixes,
     to_text,
 )
-from dataplane.compiler.schema import (
+from dataplane.schema import (
     ActionInfo,
     ActionParamInfo,
     ActionRefInfo,

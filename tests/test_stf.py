@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from common.errors import Loc, RuntimeConfigError, StfError
-from dataplane.compiler.schema import (
+from dataplane.schema import (
     ActionInfo,
     ActionParamInfo,
     ActionRefInfo,

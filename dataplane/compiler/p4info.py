@@ -27,7 +27,7 @@ from typing import Any
 from google.protobuf import text_format
 
 from common.errors import P4SemanticError
-from dataplane.compiler.schema import (
+from dataplane.schema import (
     ActionInfo,
     ActionParamInfo,
     ActionProfileInfo,

@@ -26,10 +26,10 @@ from dataplane.compiler.frontend.ast import HeaderDecl, Program
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
 from dataplane.compiler.frontend.types import HeaderT, StackT, StructLikeT, field_bits, strip
 from dataplane.compiler.options import current as current_options
-from dataplane.compiler.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
 from dataplane.runtime import externs as rt_externs
 from dataplane.runtime import support
 from dataplane.runtime.tables import Entry
+from dataplane.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
 from fastpath.build import Job
 
 

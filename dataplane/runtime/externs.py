@@ -18,6 +18,7 @@ import cython
 
 from common.checksum import internet_checksum
 from common.errors import P4UnsupportedError, RuntimeConfigError
+from dataplane.contract import CRC_PARAMS
 
 MASK64 = (1 << 64) - 1
 
@@ -114,14 +115,6 @@ def make_crc(
     return crc_normal
 
 
-CRC_PARAMS: dict[str, tuple[int, int, int, int, bool, bool]] = {
-    "crc16": (16, 0x8005, 0x0000, 0x0000, True, True),
-    "crc32": (32, 0x04C11DB7, 0xFFFFFFFF, 0xFFFFFFFF, True, True),
-}
-"""BMv2's ``crc16`` (CRC-16/ARC) and ``crc32`` (CRC-32/ISO-HDLC) as
-``make_crc`` arguments: (width, poly, init, xor-out, refin, refout)."""
-
-
 def crc32(data: bytes) -> int:
     """BMv2 ``crc32`` (``CRC_PARAMS``); identical to zlib's, so use the C
     implementation."""
@@ -130,18 +123,6 @@ def crc32(data: bytes) -> int:
 
 crc16 = make_crc(*CRC_PARAMS["crc16"])
 crc16.__doc__ = "BMv2 ``crc16``: CRC-16/ARC (``CRC_PARAMS``)."
-
-
-def reflected_crc(algo: str) -> tuple[int, int, int] | None:
-    """(reflected polynomial, register start, final XOR) of hash algorithm
-    ``algo`` when it is one of ``CRC_PARAMS``' reflected CRCs (or an alias of
-    one in ``HASH_ALGORITHMS``): what a bit-at-a-time reflected CRC needs.
-    None for anything else."""
-    fn = HASH_ALGORITHMS.get(algo)
-    for name, (width, poly, init, xor_out, refin, refout) in CRC_PARAMS.items():
-        if HASH_ALGORITHMS[name] is fn and refin and refout:
-            return _reflect(poly, width), _reflect(init, width), xor_out
-    return None
 
 
 # ---------------------------------------------------------------------------

@@ -16,20 +16,21 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cython
 
 from common.errors import RuntimeConfigError
 from common.names import NameLookupError, lookup
-from dataplane.compiler.codegen.generator import CLONE, CLONE_FL, CUR, PAYLOAD, RECIRC, RESUB, TRUNC
-from dataplane.compiler.frontend.types import slots
-from dataplane.compiler.pipeline import CompiledProgram
+from dataplane.contract import CLONE, CLONE_FL, CUR, PAYLOAD, RECIRC, RESUB, TRUNC
 from dataplane.runtime import plugins
 from dataplane.runtime.action_profiles import ActionProfile, IndirectRef
 from dataplane.runtime.externs import CounterArray, Meter, MeterArray, RandomSource, RegisterArray
 from dataplane.runtime.support import ExitPipeline, ParserReject
 from dataplane.runtime.tables import Entry, Exact, Lpm, OptionalMatch, RangeMatch, Table, Ternary
+
+if TYPE_CHECKING:  # the compiler makes programs; the runtime only runs them
+    from dataplane.compiler.pipeline import CompiledProgram
 
 DROP_PORT = 511
 FREE_STATES = 64
@@ -194,7 +195,7 @@ class Switch:
         self._free = lay.free_states
         self._gaps = _gaps(lay.template, lay.stack_spans)
         self._std = lay.std_fields
-        hdr_end = lay.headers + slots(lay.headers_type)  # type: ignore[arg-type]
+        hdr_end = lay.headers_end
         # A clone copies the headers; the stack mark right after them (when
         # their stacks are long) says whether it copied anything but the
         # template there.

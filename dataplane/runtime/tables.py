@@ -23,8 +23,8 @@ from typing import Any
 import cython
 
 from common.errors import P4UnsupportedError, RuntimeConfigError
-from dataplane.compiler.schema import TableInfo
 from dataplane.runtime.action_profiles import ActionProfile
+from dataplane.schema import TableInfo
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,8 +55,8 @@ from dataplane.runtime.tables import Exact, Lpm, MatchSpec, RangeMatch, Ternary
 
 if TYPE_CHECKING:
     from dataplane.compiler.pipeline import CompiledProgram
-    from dataplane.compiler.schema import MatchFieldInfo, ProgramSchema, TableInfo
     from dataplane.runtime.switch import Switch
+    from dataplane.schema import MatchFieldInfo, ProgramSchema, TableInfo
 
 __all__ = [
     "ActProf",

@@ -59,7 +59,7 @@ def _stf_on_intbed(file: Path, test: Path) -> Any:
 
 def _stf_on_bmv2(file: Path, test: Path) -> Any:
     from dataplane.testing.stf import parse_stf, require_packets
-    from orchestration.targets.bmv2_stf import available, run_stf_bmv2
+    from orchestration.binaries.bmv2_stf import available, run_stf_bmv2
 
     packets_in = require_packets(parse_stf(test), str(test))
     reason = available()

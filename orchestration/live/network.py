@@ -3,7 +3,7 @@
 As in BMv2's Mininet setups, hosts are Mininet hosts (network namespaces)
 and every switch is a process in the root namespace on the root ends of
 the veth pairs: ``intbed-switch`` for ``mininet``, ``simple_switch_grpc``
-for ``bmv2`` (``orchestration.targets.binaries``), each with P4Runtime on a free
+for ``bmv2`` (``orchestration.binaries.switches``), each with P4Runtime on a free
 loopback port, its device id from the topology, CPU port 510, a log file
 and optionally pcaps under the run directory. The network:
 
@@ -53,6 +53,7 @@ from common.paths import PACKAGE_ROOT, child_env
 from common.pcap import iter_pcap
 from common.procs import stop_process
 from common.seeds import derive_seed
+from orchestration.binaries.switches import Prepared, SwitchProcess, get_binary, launch
 from orchestration.live.netutil import disable_offloads
 from orchestration.live.options import LiveOptions, next_run_dir
 from orchestration.live.pcap import out_pcap
@@ -70,7 +71,6 @@ from orchestration.network import (
     get_target,
 )
 from orchestration.redis_server import free_port
-from orchestration.targets.binaries import Prepared, SwitchProcess, get_binary, launch
 from p4src import program_path
 from topologies.model import DEFAULT_QUEUE_DEPTH, Topology
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from dataplane.compiler.p4info import build_p4info
 from dataplane.compiler.pipeline import compile_file
-from dataplane.compiler.schema import FieldInfo
 from dataplane.control.service import RuntimeService
 from dataplane.runtime.switch import Switch
+from dataplane.schema import FieldInfo
 
 REPO = Path(__file__).resolve().parents[2]
 CONTROL = REPO / "dataplane" / "control"

@@ -81,7 +81,7 @@ def test_a_bare_define_is_one(files: tuple[Path, Path]) -> None:
 
 def test_intbed_switch_receives_what_the_command_compiled(files: tuple[Path, Path]) -> None:
     from dataplane.control.grpc_server import decode_device_config
-    from orchestration.targets.binaries import IntbedSwitch, Prepared
+    from orchestration.binaries.switches import IntbedSwitch, Prepared
 
     src, inc = files
     with compile_options({"EXTRA": "1"}, [inc]):
@@ -96,7 +96,7 @@ def test_intbed_switch_receives_what_the_command_compiled(files: tuple[Path, Pat
 
 
 def test_p4c_gets_the_same_options(files: tuple[Path, Path], tmp_path: Path) -> None:
-    from orchestration.targets.p4c import _cache_key, p4c_command
+    from orchestration.binaries.p4c import _cache_key, p4c_command
 
     src, inc = files
     cmd = p4c_command(src, tmp_path, "p4c", [inc], {"EXTRA": "1"})

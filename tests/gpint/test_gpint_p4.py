@@ -480,7 +480,7 @@ def test_p4info_names_the_control_plane_contract(program) -> None:
 def test_compiles_with_p4c(tmp_path: Path) -> None:
     if shutil.which("p4c") is None:
         pytest.skip("p4c not found on PATH (build p4c to run this)")
-    from orchestration.targets.p4c import compile_bmv2
+    from orchestration.binaries.p4c import compile_bmv2
     artifacts = compile_bmv2(PROGRAM, tmp_path)
     text = artifacts.p4info.read_text()
     for name in ("MyIngress.gpint_config", "MyIngress.set_config", "copy_store_occupancy",

@@ -40,7 +40,7 @@ from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Lpm, RangeMatch, Ternary
 from dataplane.testing.stf import Expect, Packet, parse_stf, run_stf
-from orchestration.targets.bmv2_stf import program_for
+from orchestration.binaries.bmv2_stf import program_for
 from p4src import program_path
 
 PROGRAM = program_path("int_md")
@@ -536,7 +536,7 @@ def test_p4info_names_the_control_plane_contract(program: CompiledProgram) -> No
 @pytest.mark.skipif(shutil.which("p4c") is None,
                     reason="p4c not found on PATH (build p4c to run this)")
 def test_compiles_with_p4c(tmp_path: Path) -> None:
-    from orchestration.targets.p4c import compile_bmv2
+    from orchestration.binaries.p4c import compile_bmv2
     p4info = compile_bmv2(PROGRAM, tmp_path).p4info.read_text()
     missing = [name for name in ("MyIngress.int_watchlist", "MyIngress.int_watch",
                                  "MyEgress.int_sink_port", "MyEgress.set_report",

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from intbed.cli import cli
 from orchestration import p4rt_shell
+from orchestration.binaries.switches import Bmv2Switch, Prepared
 from orchestration.live.network import LiveNetwork, live_available
 from orchestration.live.running import (
     NoRunningSwitchError,
@@ -29,7 +30,6 @@ from orchestration.live.running import (
     running_switches,
 )
 from orchestration.sim import build
-from orchestration.targets.binaries import Bmv2Switch, Prepared
 from p4src import program_path
 from topologies.generators import build_topology
 

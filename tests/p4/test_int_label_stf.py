@@ -25,7 +25,7 @@ from common.checksum import internet_checksum
 from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Lpm
-from orchestration.targets.bmv2_stf import program_for
+from orchestration.binaries.bmv2_stf import program_for
 from p4src import program_path
 
 HERE = Path(__file__).resolve().parent

@@ -13,7 +13,7 @@ import pytest
 
 from dataplane.compiler.pipeline import compile_file
 from dataplane.testing.stf import run_stf
-from orchestration.targets.bmv2_stf import program_for
+from orchestration.binaries.bmv2_stf import program_for
 
 HERE = Path(__file__).resolve().parent
 

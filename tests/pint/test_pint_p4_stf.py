@@ -35,7 +35,7 @@ from controller.pint.pathtrace import PathCoding, participants, trace_paths
 from controller.pint.values import ValueCodec, max_aggregate
 from dataplane.compiler.pipeline import compile_file
 from dataplane.testing.stf import run_stf
-from orchestration.targets.bmv2_stf import program_for
+from orchestration.binaries.bmv2_stf import program_for
 from p4src import program_path
 
 STF_DIR = Path(__file__).resolve().parents[1] / "p4"

@@ -7,7 +7,6 @@ import random
 import pytest
 
 from common.errors import P4UnsupportedError, RuntimeConfigError
-from dataplane.compiler.schema import ActionRefInfo, MatchFieldInfo, TableInfo
 from dataplane.runtime import tables
 from dataplane.runtime.externs import GREEN, RED, Meter
 from dataplane.runtime.tables import (
@@ -18,6 +17,7 @@ from dataplane.runtime.tables import (
     Table,
     Ternary,
 )
+from dataplane.schema import ActionRefInfo, MatchFieldInfo, TableInfo
 
 ACTIONS = {"NoAction": 0, "fwd": 1, "drop": 2, "only_default": 3}
 NOACTION, FWD, DROP, ONLY_DEFAULT = 0, 1, 2, 3

@@ -21,7 +21,7 @@ from dataplane.compiler.frontend.types import (
     StackT,
     UnionT,
 )
-from dataplane.compiler.schema import MATCH_KINDS
+from dataplane.schema import MATCH_KINDS
 
 if TYPE_CHECKING:
     from dataplane.compiler.check.checker import Checker

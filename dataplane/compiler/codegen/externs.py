@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dataplane.compiler import schema as sc
+from dataplane import schema as sc
 from dataplane.compiler.codegen.values import (
     ApplyResultT,
     LValue,
@@ -56,7 +56,7 @@ from dataplane.compiler.frontend.types import (
     slots,
     strip,
 )
-from dataplane.runtime.externs import reflected_crc
+from dataplane.contract import reflected_crc
 
 if TYPE_CHECKING:
     from dataplane.compiler.codegen.generator import CodeGen
@@ -579,7 +579,7 @@ class ExternMixin:
         return sym.func
 
     def payload_read(self: CodeGen) -> str:
-        """A read of the payload slot (6: generator.PAYLOAD), noted so that
+        """A read of the payload slot (6: contract.PAYLOAD), noted so that
         the engine fills that slot for this program."""
         self.reads_payload = True
         return "s[6]"

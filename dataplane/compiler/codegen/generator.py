@@ -69,18 +69,8 @@ from dataplane.compiler.frontend.types import (
     slots,
     strip,
 )
-from dataplane.compiler.schema import ProgramSchema
-
-# Hidden per-packet slots, before the program's own state.
-CUR = 0  # parser cursor (bytes)
-CLONE = 1  # clone session + 1 (0: none)
-CLONE_FL = 2  # preserved field list + 1 for the clone (0: none)
-RESUB = 3  # resubmit field list + 1 (0: none)
-RECIRC = 4  # recirculate field list + 1 (0: none)
-TRUNC = 5  # smallest truncate length asked for, plus 1 (0: none)
-PAYLOAD = 6  # bytes after the parsed headers (for *_with_payload checksums)
-DIRECT_COLOR = 7  # colour of the last direct meter executed
-HIDDEN_SLOTS = 8
+from dataplane.contract import HIDDEN_SLOTS, PAYLOAD
+from dataplane.schema import ProgramSchema
 
 V1_BLOCKS = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 
@@ -119,6 +109,8 @@ class Layout:
     template: list[Any] = field(default_factory=list)
     headers: int = 0
     headers_type: Type | None = None
+    headers_end: int = 0
+    """The slot after the headers (the runtime's clones copy up to it)."""
     meta: int = 0
     meta_type: Type | None = None
     std: int = 0
@@ -546,6 +538,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         lay = self.layout
         lay.headers_type, lay.meta_type = h_t, m_t
         lay.headers = self.alloc(h_t)
+        lay.headers_end = lay.headers + slots(h_t)
         if lay.stack_spans and lay.stack_mark != lay.headers + slots(h_t):
             # The engine's clones copy the mark with the headers (stackmarks).
             raise RuntimeError("a long stack was allocated before the headers: the stack mark "

@@ -1,4 +1,4 @@
-"""orchestration.targets.p4c: the p4c command line, the content-addressed cache and
+"""orchestration.binaries.p4c: the p4c command line, the content-addressed cache and
 p4c's errors, against the fake p4c of fakebin/."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from dataplane.compiler.p4info import build_p4info, to_text
 from dataplane.compiler.pipeline import compile_file
-from orchestration.targets import p4c as p4c_mod
-from orchestration.targets.p4c import (
+from orchestration.binaries import p4c as p4c_mod
+from orchestration.binaries.p4c import (
     P4cError,
     compile_bmv2,
     default_cache_dir,

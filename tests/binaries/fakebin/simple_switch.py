@@ -30,7 +30,7 @@ from _fakelib import (  # noqa: E402
     serve_lines,
 )
 
-from common.pcap import PcapReader  # noqa: E402 - on PYTHONPATH, set by tests/targets
+from common.pcap import PcapReader  # noqa: E402 - on PYTHONPATH, set by tests/binaries
 
 
 class Switch:

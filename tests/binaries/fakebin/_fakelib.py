@@ -1,4 +1,4 @@
-"""Shared pieces of the fake p4c / BMv2 programs used by tests/targets.
+"""Shared pieces of the fake p4c / BMv2 programs used by tests/binaries.
 
 Every fake appends one JSON object a line to ``$FAKE_EVENTS`` so a test can
 check what ran, with which arguments, and in which order.

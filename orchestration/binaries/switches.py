@@ -41,7 +41,7 @@ from typing import IO, Protocol
 
 from common.errors import IntbedError
 from common.procs import stop_process
-from orchestration.targets.p4c import default_cache_dir
+from orchestration.binaries.p4c import default_cache_dir
 
 __all__ = [
     "BINARIES",
@@ -367,8 +367,8 @@ class Bmv2Switch(_Binary):
 
     def prepare(self, program_path: str | Path, *,
                 cache_dir: str | Path | None = None) -> Prepared:
-        """p4c's JSON and P4Info (``orchestration.targets.p4c``, cached by content)."""
-        from orchestration.targets.p4c import compile_bmv2
+        """p4c's JSON and P4Info (``orchestration.binaries.p4c``, cached by content)."""
+        from orchestration.binaries.p4c import compile_bmv2
 
         source = Path(program_path)
         json_path, p4info = compile_bmv2(source, cache_dir, p4c=self.p4c)

@@ -1,4 +1,4 @@
-"""orchestration.targets.binaries: exact command lines of both switch binaries, and
+"""orchestration.binaries.switches: exact command lines of both switch binaries, and
 the start-up and teardown sequence against the fake p4c / BMv2 of fakebin/."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from common.errors import IntbedError
 from dataplane.compiler.p4info import build_p4info, to_text
 from dataplane.compiler.pipeline import compile_file
-from orchestration.targets.binaries import (
+from orchestration.binaries.switches import (
     BINARIES,
     Bmv2Switch,
     IntbedSwitch,

@@ -37,7 +37,7 @@ before it forwards any, so with ``packet`` lines on two or more ports a
 command that comes after the first packet may reach the switch before
 earlier packets are processed. Such runs carry a note.
 
-``python -m orchestration.targets.bmv2_stf DIR_OR_STF...`` (``make test-bmv2``)
+``python -m orchestration.binaries.bmv2_stf DIR_OR_STF...`` (``make test-bmv2``)
 runs every test on both engines and lists the packets where they differ;
 bytes under the ``*`` nibbles of a packet's ``expect`` line (timestamps and
 queue depths, which BMv2's real clock decides) do not count.
@@ -84,7 +84,7 @@ from dataplane.testing.stf import (
     parse_stf,
     pick_name,
 )
-from orchestration.targets.binaries import cli_errors, wait_tcp
+from orchestration.binaries.switches import cli_errors, wait_tcp
 from p4src import DIR as P4SRC_DIR
 from p4src import programs
 
@@ -632,7 +632,7 @@ def run_bmv2(p4_path: str | Path, stf_path: str | Path, *, cache_dir: str | Path
     ``workdir`` keeps the run's files (pcaps, ``switch.log``, ``switch.out``);
     by default a temporary directory is used and removed.
     """
-    from orchestration.targets.p4c import compile_bmv2
+    from orchestration.binaries.p4c import compile_bmv2
 
     commands = parse_stf(stf_path)
     json_path, _ = compile_bmv2(p4_path, cache_dir, p4c=p4c)
@@ -794,7 +794,7 @@ _SKIP_MARK = re.compile(r"#\s*bmv2\s*:\s*skip\b(.*)")
 def main(argv: Sequence[str] | None = None) -> int:
     """Compare both engines on every test; 1 if any packet differs."""
     parser = argparse.ArgumentParser(
-        prog="python -m orchestration.targets.bmv2_stf",
+        prog="python -m orchestration.binaries.bmv2_stf",
         description="Run STF tests on intbed's engine and on BMv2; list differing packets.")
     parser.add_argument("paths", nargs="+", help="STF files or directories of them")
     parser.add_argument("--cache-dir", default=None, help="p4c output cache")

@@ -1,4 +1,4 @@
-"""orchestration.targets.bmv2_stf: STF -> simple_switch_CLI translation, pcap files,
+"""orchestration.binaries.bmv2_stf: STF -> simple_switch_CLI translation, pcap files,
 and whole runs against the fake p4c / simple_switch / simple_switch_CLI of
 fakebin/ (a BMv2-like file-driven switch with a one-table program). Tests on
 real BMv2 run only where p4c and BMv2 are installed."""
@@ -18,7 +18,7 @@ from common.errors import IntbedError, StfError
 from common.paths import PACKAGE_ROOT
 from dataplane.testing.stf import parse_stf_text
 from intbed.cli import cli
-from orchestration.targets.bmv2_stf import (
+from orchestration.binaries.bmv2_stf import (
     Bmv2Program,
     Disagreement,
     available,
