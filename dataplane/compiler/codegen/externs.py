@@ -484,6 +484,16 @@ class ExternMixin:
                 elif prop.name == "support_timeout":
                     v = self.ev(prop.value)
                     info.idle_timeout = bool(v.const)
+        finally:
+            self.scope = saved_scope
+        # code
+        with self.function(f"{sym.func}(s)", FuncCtx("control"), sym.scope):
+            w = self.w
+            saved_lines = w.lines
+            # Keys are evaluated here, in the table's own function: a key
+            # expression may need statements (isValid on a stack element,
+            # machine-word temporaries of a 31-63-bit sum), which belong
+            # before the lookup, not in the function that applies the table.
             # keys
             key_codes: list[str] = []
             selector_exprs: list[ast.Expr] = []
@@ -522,13 +532,6 @@ class ExternMixin:
                 info.has_initial_entries = True
                 info.is_const_table = decl.entries_const
                 self.const_entries(rt, decl, refs)
-        finally:
-            self.scope = saved_scope
-        # code
-        with self.function(f"{sym.func}(s)", FuncCtx("control"), sym.scope):
-            w = self.w
-            saved_lines = w.lines
-            # Key expressions may need statements (e.g. isValid on a stack element).
             keys = "(" + ", ".join(key_codes) + ("," if len(key_codes) == 1 else "") + ")"
             if [k.match_kind for k in decl.keys] == ["lpm"] and profile is None:
                 # Compiled, the slots' answer read in C (tables.pxd), the
