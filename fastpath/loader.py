@@ -104,24 +104,32 @@ def project_cimports(py_file: Path) -> list[str]:
 
 def dependency_source(names: list[str]) -> bytes:
     """What a build compiled against the declarations of ``names`` depends
-    on: each one's ``.pxd`` and ``.py`` (where it has one), and theirs in
-    turn, each once, in the order reached."""
+    on: for each module of their closure (``declared_closure``), its
+    ``.pxd`` and its ``.py`` where it has one."""
     parts = []
-    seen: set[str] = set()
+    for name in declared_closure(names):
+        pxd = _declarations_of(name)
+        assert pxd is not None
+        parts.append(b"\0pxd\0" + pxd.read_bytes())
+        py = pxd.with_suffix(".py")
+        if py.is_file():
+            parts.append(b"\0py\0" + py.read_bytes())
+    return b"".join(parts)
+
+
+def declared_closure(names: list[str]) -> list[str]:
+    """``names`` that have project declarations and the modules those
+    cimport, to any depth, each once, depth first in the order written."""
+    seen: dict[str, None] = {}
     todo = list(reversed(names))
     while todo:
         name = todo.pop()
         pxd = _declarations_of(name)
         if name in seen or pxd is None:
             continue
-        seen.add(name)
-        text = pxd.read_bytes()
-        parts.append(b"\0pxd\0" + text)
-        py = pxd.with_suffix(".py")
-        if py.is_file():
-            parts.append(b"\0py\0" + py.read_bytes())
-        todo.extend(reversed(cimported(text)))
-    return b"".join(parts)
+        seen[name] = None
+        todo.extend(reversed(cimported(pxd.read_bytes())))
+    return list(seen)
 
 
 def module_source(py_file: Path) -> bytes:
@@ -181,7 +189,7 @@ def groups(names: tuple[str, ...] = MODULES) -> dict[str, frozenset[str]]:
         py = PACKAGE_ROOT.joinpath(*name.split(".")).with_suffix(".py")
         if not py.is_file():
             continue
-        for dep in _closure(project_cimports(py)):
+        for dep in declared_closure(project_cimports(py)):
             if dep in links and dep != name:
                 links[name].add(dep)
                 links[dep].add(name)
@@ -197,20 +205,6 @@ def groups(names: tuple[str, ...] = MODULES) -> dict[str, frozenset[str]]:
         for member in group:
             out[member] = frozenset(group)
     return out
-
-
-def _closure(names: list[str]) -> list[str]:
-    """``names`` and the project modules their declarations cimport, to any depth."""
-    seen: list[str] = []
-    todo = list(names)
-    while todo:
-        name = todo.pop()
-        pxd = _declarations_of(name)
-        if name in seen or pxd is None:
-            continue
-        seen.append(name)
-        todo.extend(cimported(pxd.read_bytes()))
-    return seen
 
 
 def _source_file(name: str, path: object = None) -> Path | None:
@@ -319,7 +313,7 @@ def _causes(python: list[str]) -> list[str]:
     out = []
     for name in python:
         py = PACKAGE_ROOT.joinpath(*name.split(".")).with_suffix(".py")
-        deps = set(_closure(project_cimports(py))) if py.is_file() else set()
+        deps = set(declared_closure(project_cimports(py))) if py.is_file() else set()
         if not (deps - {name}) & set(python):
             out.append(name)
     return out or python
@@ -369,11 +363,6 @@ def install() -> None:
         return
     _FINDER = Finder()
     sys.meta_path.insert(0, _FINDER)
-
-
-def finder() -> Finder | None:
-    """The installed finder (None when the fast path is off)."""
-    return _FINDER
 
 
 def loaded() -> dict[str, str]:

@@ -316,9 +316,6 @@ class RunEnv:
             options.setdefault("live", self.live)
         return self.target.open(topo, program, seed=self.seed, **options)
 
-    def with_seed(self, seed: int) -> RunEnv:
-        return RunEnv(self.target, seed, self.live)
-
 
 def open_network(target: Target | str, topo: Topology, program: Any, *, seed: int = 0,
                  **options: Any) -> Network:

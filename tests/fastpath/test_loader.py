@@ -46,9 +46,11 @@ def _have_compiler() -> str | None:
     return None
 
 
-def _probe(root: Path, accel_dir: Path, **env: str) -> dict:
+def _probe(root: Path, accel_dir: Path, script: str = _PROBE, **env: str) -> dict:
+    """What ``script`` prints (one JSON object), run with ``root`` on the
+    import path and builds looked for in ``accel_dir``."""
     proc = subprocess.run(
-        [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True,
         env=child_env({"PYTHONPATH": f"{root}:{child_env()['PYTHONPATH']}",
                        loader.DIR_ENV: str(accel_dir), **env}))
     return json.loads(proc.stdout)
@@ -177,11 +179,7 @@ def test_a_pxd_beside_the_source_makes_an_extension_type_and_is_part_of_the_key(
               pxd=py.with_suffix(".pxd").read_text()))
 
     def probe() -> dict:
-        proc = subprocess.run(
-            [sys.executable, "-c", _CLASS_PROBE], capture_output=True, text=True, check=True,
-            env=child_env({"PYTHONPATH": f"{package}:{child_env()['PYTHONPATH']}",
-                           loader.DIR_ENV: str(tmp_path / "accel")}))
-        return json.loads(proc.stdout)
+        return _probe(package, tmp_path / "accel", _CLASS_PROBE)
 
     built = probe()
     assert built == {"heap_type": False, "n": 2**71 + 1, "missing": []}, built
@@ -269,11 +267,7 @@ def test_a_group_loads_compiled_only_as_a_whole(
         build(Job(name, py.read_text(), loader.artifact_path(name, py.read_bytes())))
 
     def probe() -> dict:
-        proc = subprocess.run(
-            [sys.executable, "-c", _GROUP_PROBE], capture_output=True, text=True, check=True,
-            env=child_env({"PYTHONPATH": f"{package}:{child_env()['PYTHONPATH']}",
-                           loader.DIR_ENV: str(tmp_path / "accel")}))
-        return json.loads(proc.stdout)
+        return _probe(package, tmp_path / "accel", _GROUP_PROBE)
 
     both = probe()
     assert not both["hot"].endswith(".py") and not both["cold"].endswith(".py"), both
@@ -293,11 +287,7 @@ def test_modules_never_built_run_as_python_without_a_warning(
     """A checkout without the build (no compiler) is not a stale one: it
     says nothing on every run (``intbed accel status`` tells)."""
     (package / "accpkg" / "cold.py").write_text("def f():\n    return 7\n")
-    never = subprocess.run(
-        [sys.executable, "-c", _GROUP_PROBE], capture_output=True, text=True, check=True,
-        env=child_env({"PYTHONPATH": f"{package}:{child_env()['PYTHONPATH']}",
-                       loader.DIR_ENV: str(tmp_path / "empty")}))
-    out = json.loads(never.stdout)
+    out = _probe(package, tmp_path / "empty", _GROUP_PROBE)
     assert out["said"] == [] and out["missing"] == ["accpkg.cold", "accpkg.hot"], out
 
 
