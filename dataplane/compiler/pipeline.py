@@ -20,7 +20,7 @@ import cython
 
 from dataplane.compiler import native
 from dataplane.compiler.check import check_program
-from dataplane.compiler.codegen.externs import CopyBlockParams
+from dataplane.compiler.codegen.calls import CopyBlockParams
 from dataplane.compiler.codegen.generator import CodeGen, ExternRuntime, Layout, TableRuntime
 from dataplane.compiler.frontend.ast import HeaderDecl, Program
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
@@ -92,7 +92,7 @@ def native_job(compiled: CompiledProgram) -> Job | None:
 def compile_program(program: Program, source: Path, *,
                     share_params: bool = True) -> CompiledProgram:
     """Generate and compile code for a parsed program (``share_params``:
-    see ``ExternMixin.shared_params``)."""
+    see ``CallMixin.shared_params``)."""
     instantiate_direct_calls(program)
     facts = check_program(program)
     copy_blocks: frozenset[str] = frozenset()

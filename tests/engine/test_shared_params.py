@@ -3,7 +3,7 @@ copy-in/copy-out reference.
 
 Where every data argument of a control's apply is a whole variable and no
 two overlap, the generated control works on those variables directly
-(``ExternMixin.shared_params``). That must be invisible: each program below
+(``CallMixin.shared_params``). That must be invisible: each program below
 runs the same random packets compiled both ways, and the expected bytes are
 worked out by hand from P4's copy semantics for the cases where sharing
 storage would show (aliased arguments, a control applied to two different

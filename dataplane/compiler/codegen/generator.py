@@ -23,11 +23,16 @@ from dataplane.compiler.check import names
 from dataplane.compiler.check.env import Facts
 from dataplane.compiler.check.target import package_args_in_order
 from dataplane.compiler.check.typeref import known
+from dataplane.compiler.codegen.calls import CallMixin
 from dataplane.compiler.codegen.exprs import ExprMixin
 from dataplane.compiler.codegen.externs import ExternMixin
+from dataplane.compiler.codegen.field_lists import FieldListMixin
+from dataplane.compiler.codegen.naming import ident
+from dataplane.compiler.codegen.packet_io import PacketIOMixin
 from dataplane.compiler.codegen.parser_states import live_states, merge_states
 from dataplane.compiler.codegen.stackmarks import long_stacks, mark_stack_writes
 from dataplane.compiler.codegen.stmts import StmtMixin
+from dataplane.compiler.codegen.tables import TableMixin
 from dataplane.compiler.codegen.values import LValue, Val, location
 from dataplane.compiler.codegen.writer import Writer
 from dataplane.compiler.frontend import ast
@@ -138,14 +143,15 @@ class FuncCtx:
     prefix: str = ""  # control-plane name prefix ("ingress.")
 
 
-class CodeGen(ExprMixin, StmtMixin, ExternMixin):
+class CodeGen(ExprMixin, StmtMixin, CallMixin, TableMixin, ExternMixin, FieldListMixin,
+              PacketIOMixin):
     """Compiles one program. Use ``generate()`` once."""
 
     def __init__(self, program: ast.Program, facts: Facts | None = None,
                  copy_blocks: frozenset[str] = frozenset(), share_params: bool = True) -> None:
         self.program = program
         # Controls whose parameters are copied in and out even where they
-        # could share the caller's variables (``ExternMixin.shared_params``);
+        # could share the caller's variables (``CallMixin.shared_params``);
         # ``share_params=False``: every control's (the reference semantics,
         # for tests).
         self.copy_blocks = copy_blocks
@@ -654,7 +660,7 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
 
     def gen_control(self, decl: ast.ControlDecl, qname: str, scope: Scope, prefix: str) -> str:
         inits = self.declare_block_locals(decl, scope, prefix)
-        name = f"c_{_ident(qname)}_{len(self.funcs)}"
+        name = f"c_{ident(qname)}_{len(self.funcs)}"
         with self.function(f"{name}(s)", FuncCtx("control", prefix=prefix), scope):
             self.run_local_inits(inits, scope)
             self.stmts(decl.body.stmts)
@@ -664,10 +670,10 @@ class CodeGen(ExprMixin, StmtMixin, ExternMixin):
         from dataplane.compiler.frontend.scope import StateSym
 
         inits = self.declare_block_locals(decl, scope, prefix)
-        base = f"p_{_ident(qname)}_{len(self.funcs)}"
+        base = f"p_{ident(qname)}_{len(self.funcs)}"
         states: dict[str, StateSym] = {}
         for st in decl.states:
-            states[st.name] = StateSym(st, f"{base}_{_ident(st.name)}")
+            states[st.name] = StateSym(st, f"{base}_{ident(st.name)}")
             scope.names[st.name] = states[st.name]
         if "start" not in states:
             raise self.internal(decl, f"parser '{decl.name}' without a 'start' state")
@@ -772,10 +778,6 @@ class _InstanceVal(Val):
     """A constructor argument that is an instance (extern or block)."""
 
     sym: Any = None
-
-
-def _ident(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name)
 
 
 def _is_literal(code: str) -> bool:
