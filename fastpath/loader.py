@@ -36,8 +36,10 @@ from common.paths import PACKAGE_ROOT
 MODULES: tuple[str, ...] = (
     "dataplane.runtime.support",
     "dataplane.runtime.tables",
+    "dataplane.runtime.lpm_slots",
     "dataplane.runtime.externs",
     "dataplane.runtime.switch",
+    "dataplane.targets.sim.heap4",
     "dataplane.targets.sim.events",
     "dataplane.targets.sim.network",
     "traffic.packets",
@@ -221,7 +223,10 @@ def _source_file(name: str, path: object = None) -> Path | None:
         candidate = Path(entry or ".", *packages, f"{last}.py")
         if candidate.is_file():
             return candidate
-    return None
+    # An editable install puts no directory on sys.path (its finder maps
+    # the packages): the project's own modules are where its packages are.
+    candidate = PACKAGE_ROOT.joinpath(*packages, f"{last}.py")
+    return candidate if candidate.is_file() else None
 
 
 def _is_compiled(module: ModuleType) -> bool:

@@ -46,3 +46,41 @@ cdef extern from *:
     # Non-empty lists only; the item's reference passes to the caller.
     object take_last "intbed_take_last" (list values)
     int push_item "intbed_push_item" (list values, object v) except -1
+
+
+# A finished packet state given its template's values again (the engine's
+# reset, switch._reset, whose Python form assigns each run's slice): a C
+# loop over the two lists' item pointers that stores only the slots that
+# differ, over (lo, hi) runs read as machine words from a bytes object
+# (switch._packed_spans). Most of a finished state still holds the
+# template's own objects, and a slice assignment (about 1,100 instructions
+# a run: its slice object, index conversions and buffer) increfs and
+# decrefs every slot whether it changed or not.
+from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF, Py_XINCREF
+from cpython.sequence cimport PySequence_Fast_ITEMS
+
+cdef inline void reset_runs(list s, list template, bytes spans) except *:
+    cdef PyObject **d
+    cdef PyObject **t
+    cdef PyObject *o
+    cdef PyObject *n
+    cdef Py_ssize_t *runs
+    cdef Py_ssize_t r, i, lo, hi
+    if len(s) != len(template):
+        s[:] = template
+        return
+    d = PySequence_Fast_ITEMS(s)
+    t = PySequence_Fast_ITEMS(template)
+    runs = <Py_ssize_t *>PyBytes_AS_STRING(spans)
+    for r in range(len(spans) // (2 * sizeof(Py_ssize_t))):
+        lo = runs[2 * r]
+        hi = runs[2 * r + 1]
+        for i in range(lo, hi):
+            o = d[i]
+            n = t[i]
+            if o != n:
+                Py_XINCREF(n)
+                d[i] = n
+                Py_XDECREF(o)

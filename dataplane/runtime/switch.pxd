@@ -14,24 +14,15 @@ cdef class EgressJob:
     cdef public Py_ssize_t enq_depth
     cdef public object enq_us
 
-# The compiled reset of a finished state (switch._reset): a loop over the
-# state's and the template's item pointers, storing only slots that differ,
+# The compiled reset of a finished state (switch._reset): items.reset_runs
 # over runs read as machine words from a bytes object (_packed_spans).
 cimport cython
 from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcpy
-from cpython.object cimport PyObject
-from cpython.ref cimport Py_XDECREF, Py_XINCREF
-from cpython.sequence cimport PySequence_Fast_ITEMS
+from dataplane.runtime.items cimport reset_runs as _reset_runs
 
-ctypedef PyObject* _object_p
-ctypedef PyObject** _items_p
-ctypedef Py_ssize_t* _ssize_p
-
-@cython.locals(d=_items_p, t=_items_p, o=_object_p, n=_object_p, i=Py_ssize_t,
-               lo=Py_ssize_t, hi=Py_ssize_t, r=Py_ssize_t, runs=_ssize_p)
-cdef void _reset(list s, list template, bytes spans) except *
+cdef inline void _reset(list s, list template, bytes spans) except *
 
 # An egress job made without __init__'s argument parsing (the engine's, one
 # per packet-hop): the allocator, then the fields __init__ fills too.

@@ -785,33 +785,14 @@ def _packed_spans(spans: list[tuple[int, int, list[Any]]]) -> bytes:
 
 def _reset(s, template, spans):  # noqa: ANN001, ANN202 (typed in switch.pxd)
     """Give ``s`` the template's values again in ``spans``: (lo, hi,
-    template[lo:hi]) runs in Python, the same runs packed by
-    ``_packed_spans`` when compiled. Compiled, a C loop over the two lists'
-    item pointers stores only the slots that differ: most of a finished
-    state still holds the template's own objects, and a slice assignment
-    (about 1,100 instructions a run, its slice object, index conversions
-    and buffer) increfs and decrefs every slot whether it changed or not.
-    Python assigns each run's slice."""
+    template[lo:hi]) runs, each run's slice assigned. Compiled, the same
+    runs packed by ``_packed_spans`` go to ``items.reset_runs``, which
+    stores only the slots that differ."""
     if cython.compiled:
-        if len(s) != len(template):
-            s[:] = template
-            return
-        d = PySequence_Fast_ITEMS(s)  # noqa: F821 (cimported in switch.pxd)
-        t = PySequence_Fast_ITEMS(template)  # noqa: F821
-        runs = cython.cast(_ssize_p, PyBytes_AS_STRING(spans))  # noqa: F821
-        for r in range(len(spans) // (2 * cython.sizeof(cython.Py_ssize_t))):
-            lo = runs[2 * r]
-            hi = runs[2 * r + 1]
-            for i in range(lo, hi):
-                o = d[i]
-                n = t[i]
-                if o != n:
-                    Py_XINCREF(n)  # noqa: F821
-                    d[i] = n
-                    Py_XDECREF(o)  # noqa: F821
-    else:
-        for lo, hi, piece in spans:
-            s[lo:hi] = piece
+        _reset_runs(s, template, spans)  # noqa: F821 (cimported in switch.pxd)
+        return
+    for lo, hi, piece in spans:
+        s[lo:hi] = piece
 
 
 def _fill_job(job, port, state, frame, length, offset):  # noqa: ANN001, ANN202 (switch.pxd)

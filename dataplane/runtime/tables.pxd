@@ -15,7 +15,7 @@ cdef class Entry:
 # power of two): Fibonacci hashing (2**64 / golden ratio), so addresses
 # that differ in one byte, as a network's hosts do, land in different
 # slots; the product's bits from 32 up index up to 2**32 slots. The one
-# hash of both tables._lpm1_slots_lookup, which fills the slots, and
+# hash of both lpm_slots.slots_lookup, which fills the slots, and
 # lpm1_lookup below, which reads them.
 cdef inline Py_ssize_t lpm1_slot(unsigned long long value, Py_ssize_t n):
     return <Py_ssize_t>(((value * 0x9E3779B97F4A7C15ULL) >> 32) & <unsigned long long>(n - 1))

@@ -222,13 +222,11 @@ class Table:
             if len(self.kinds) > 1:
                 self.lookup = self._lookup_lpm
             elif cython.compiled and self.widths[0] <= 63:
-                slots = LPM_SLOTS
-                if slots < 1 or slots & (slots - 1):
-                    raise ValueError(f"LPM_SLOTS must be a power of two, not {slots}")
-                self._lpm_slot_keys = bytearray(8 * slots)
-                self._lpm_slot_found = [None] * slots
-                self.lookup = _lpm1_slots_lookup(self._lpm_slot_keys, self._lpm_slot_found,
-                                                 self._levels)
+                # The one place the compiled path's slots are chosen (same
+                # answers: lpm_slots).
+                from dataplane.runtime import lpm_slots
+                self._lpm_slot_keys, self._lpm_slot_found, self.lookup = (
+                    lpm_slots.slots_lookup(LPM_SLOTS, self._levels, _longest_prefix))
             else:
                 self.lookup = self._lookup_lpm1
         else:
@@ -625,29 +623,3 @@ def _longest_prefix(levels: list[tuple[int, dict]], value: int) -> Entry | None:
         if entry is not None:
             return entry  # type: ignore[no-any-return]
     return None
-
-
-def _lpm1_slots_lookup(slot_keys: bytearray, slot_found: list[Entry | None],
-                       table_levels: list[tuple[int, dict]]) -> Callable[[tuple], Entry | None]:
-    """A one-field lpm table's lookup over the compiled path's slots, as a
-    closure: its three objects (only ever changed in place) are cells, not
-    attributes read per packet. Compiled only (``Table`` picks it then)."""
-    keys = cython.declare(bytearray, slot_keys)
-    found = cython.declare(list, slot_found)
-    levels = cython.declare(list, table_levels)
-    n_slots = cython.declare(cython.Py_ssize_t, len(slot_found))
-
-    @cython.locals(value=cython.ulonglong, i=cython.Py_ssize_t, words=cython.p_ulonglong)
-    def lookup_lpm1_slots(key: tuple[int, ...]) -> Entry | None:
-        obj = key[0]
-        value = obj
-        i = lpm1_slot(value, n_slots)  # noqa: F821 (tables.pxd: the pipelines' hash too)
-        words = cython.cast(cython.p_ulonglong, PyByteArray_AS_STRING(keys))  # noqa: F821
-        if words[i] == value + 1:
-            return found[i]  # type: ignore[no-any-return]
-        entry = _longest_prefix(levels, obj)
-        words[i] = value + 1
-        found[i] = entry
-        return entry
-
-    return lookup_lpm1_slots

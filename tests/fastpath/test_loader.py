@@ -190,7 +190,7 @@ def test_a_pxd_beside_the_source_makes_an_extension_type_and_is_part_of_the_key(
 
 def test_the_sim_modules_build_from_their_source_and_declarations() -> None:
     sim = [m for m in loader.MODULES if m.startswith("dataplane.targets.sim")]
-    assert len(sim) == 2
+    assert len(sim) == 3  # the event queue, the simulator, the network
     for name in sim:
         job = module_job(name)
         assert job.pxd is not None and "cdef class" in job.pxd
@@ -218,23 +218,28 @@ def test_a_modules_key_covers_the_declarations_it_cimports() -> None:
     source = loader.module_source(sim / "network.py")
     items = runtime / "items.pxd"
     for part in (sim / "network.pxd", sim / "events.pxd", runtime / "switch.pxd", items,
-                 sim / "events.py", runtime / "switch.py"):
+                 sim / "events.py", runtime / "switch.py", sim / "heap4.pxd", sim / "heap4.py"):
         assert source.count(part.read_bytes()) == 1, part
-    # The simulator's declarations cimport one project file, with no module
-    # behind it, which cimports none: counted once.
+    # The simulator's declarations cimport its event queue's, which cimport
+    # one project file with no module behind it: each counted once.
     events = loader.module_source(sim / "events.py")
     own = (sim / "events.py").read_bytes() + b"\0pxd\0" + (sim / "events.pxd").read_bytes()
-    assert events == own + b"\0pxd\0" + items.read_bytes()
+    queue = (b"\0pxd\0" + (sim / "heap4.pxd").read_bytes()
+             + b"\0py\0" + (sim / "heap4.py").read_bytes())
+    assert events == own + queue + b"\0pxd\0" + items.read_bytes()
 
 
 def test_modules_that_share_declarations_are_one_group() -> None:
     groups = loader.groups()
     sim = frozenset({"dataplane.runtime.switch", "dataplane.targets.sim.events",
-                     "dataplane.targets.sim.network", "orchestration.apps.traffic"})
+                     "dataplane.targets.sim.heap4", "dataplane.targets.sim.network",
+                     "orchestration.apps.traffic"})
     for name in sim:
         assert groups[name] == sim
     assert groups["traffic.sender"] == {"traffic.packets", "traffic.sender"}
-    assert groups["dataplane.runtime.tables"] == {"dataplane.runtime.tables"}
+    # A table and its compiled-only lpm slots, which read its declarations.
+    assert groups["dataplane.runtime.tables"] == {"dataplane.runtime.tables",
+                                                  "dataplane.runtime.lpm_slots"}
     assert set(groups) == set(loader.MODULES)
 
 
@@ -293,13 +298,45 @@ def test_modules_never_built_run_as_python_without_a_warning(
 
 def test_a_module_that_cimports_project_declarations_builds_from_any_directory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``intbed accel build`` started outside the checkout: the simulator's
-    declarations cimport the engine's item helpers (items.pxd), which
-    Cython must find on its include path, not in the current directory."""
+    """``intbed accel build`` started outside the checkout: the event
+    queue's declarations cimport the engine's item helpers (items.pxd),
+    which Cython must find on its include path, not in the current
+    directory."""
     if (why := _have_compiler()) is not None:
         pytest.skip(why)
     monkeypatch.chdir(tmp_path)
-    job = module_job("dataplane.targets.sim.events")
+    job = module_job("dataplane.targets.sim.heap4")
     assert job.pxd is not None and "dataplane.runtime.items" in job.pxd
-    out = build(job, out=tmp_path / "events.so")
+    out = build(job, out=tmp_path / "heap4.so")
     assert out.is_file() and out.stat().st_size > 0
+
+
+def test_a_group_is_decided_alike_when_no_checkout_is_on_sys_path(tmp_path: Path) -> None:
+    """The ``intbed`` console script of an editable install runs with no
+    checkout directory on ``sys.path`` (the install's finder maps the
+    packages): the members of a group not imported yet must still be found
+    by their source, or the first member imported loads compiled and the
+    rest silently as Python (a lookup of a compiled-only helper then fails
+    partway through a run)."""
+    script = ("import json, dataplane.runtime.tables, dataplane.targets.sim.events\n"
+              "import dataplane.targets.sim.network, dataplane.runtime.lpm_slots\n"
+              "import orchestration.apps.traffic\n"
+              "from fastpath import loader\n"
+              "print(json.dumps(loader.loaded()))\n")
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+    env.pop(loader.PURE_ENV, None)
+    probe = subprocess.run([sys.executable, "-c", "import dataplane, sys; "
+                            "print(any(p and (Path(p) / 'dataplane').is_dir() for p in sys.path))"
+                            .replace("Path", "__import__('pathlib').Path")],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    if probe.returncode != 0 or probe.stdout.strip() != "False":
+        pytest.skip("intbed is not an editable install here (its packages come from sys.path)")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    sim = {loaded[n] for n in ("dataplane.targets.sim.events", "dataplane.targets.sim.network",
+                               "orchestration.apps.traffic")}
+    tables = {loaded[n] for n in ("dataplane.runtime.tables", "dataplane.runtime.lpm_slots")}
+    assert len(sim) == 1 and len(tables) == 1, loaded

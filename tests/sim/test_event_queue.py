@@ -2,8 +2,9 @@
 ties in the order they were scheduled, whatever the queue's layout and
 whether an event is a callable or a target's (``push_to``).
 
-The compiled Simulator keeps its own heap over arrays (``events.pxd``),
-Python's is ``heapq`` over tuples; the same script runs in this process
+Compiled, the Simulator's queue is ``heap4.EventHeap``, a four-ary heap
+over arrays; in Python it is the reference ``events.EventQueue``, ``heapq``
+over tuples; the same script runs in this process
 (compiled where built) and in a child with ``INTBED_PURE_PYTHON=1``, and
 both must match the model."""
 
@@ -156,10 +157,10 @@ def test_a_run_events_callback_and_arguments_are_freed_and_waiting_ones_kept() -
 
 
 def test_the_compiled_heaps_packing_constants() -> None:
-    """Compiled, they are machine words (events.pxd) that Python cannot
+    """Compiled, they are machine words (heap4.pxd) that Python cannot
     read: the module's Python source, loaded in a child with the fast path
     off, must give the mask and limit their bit count says."""
-    script = ("from dataplane.targets.sim import events as e; "
+    script = ("from dataplane.targets.sim import heap4 as e; "
               "print(e._SLOT_MASK == (1 << e._SLOT_BITS) - 1, "
               "e._ORDER_LIMIT == 1 << (63 - e._SLOT_BITS))")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
