@@ -50,10 +50,10 @@ def bench_grpc_writes(n: int = 2000, batch: int = BATCH) -> dict[str, Any]:
 
         def by_name() -> None:
             for g, s in keys:
-                client.insert_table_entry(TABLE, {KEYS[0]: g, KEYS[1]: s}, ACTION,
-                                          {"dstAddr": 0x0A0000000001, "port": 1})
+                client.tables[TABLE].insert({KEYS[0]: g, KEYS[1]: s}, ACTION,
+                                            {"dstAddr": 0x0A0000000001, "port": 1})
             for g, s in keys:
-                client.delete_table_entry(TABLE, {KEYS[0]: g, KEYS[1]: s})
+                client.tables[TABLE].delete({KEYS[0]: g, KEYS[1]: s})
 
         requests = _requests(client, keys, 1)
         batched = _requests(client, keys, batch)

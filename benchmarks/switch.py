@@ -144,8 +144,9 @@ def live_switch(extra_args: Sequence[str] = (), prefix: str | None = None,
 
 
 def _route(client: Any, net: int, mac: int | bytes, port: int, kind: str = "insert") -> None:
-    write = client.insert_table_entry if kind == "insert" else client.modify_table_entry
-    write(TABLE, {KEY: (net, 24)}, ACTION, {"dstAddr": mac, "port": port})
+    table = client.tables[TABLE]
+    write = table.insert if kind == "insert" else table.modify
+    write({KEY: (net, 24)}, ACTION, {"dstAddr": mac, "port": port})
 
 
 def _write_requests(client: Any, table: Sequence[tuple[int, int, int]],
@@ -188,7 +189,7 @@ def measure_writes(sw: LiveSwitch, routes: int = ROUTES, seed: int = 0) -> dict[
     prebuilt = time.perf_counter() - start
     with client.batch():  # empty the table again
         for net, _, _ in table:
-            client.delete_table_entry(TABLE, {KEY: (net, 24)})
+            client.tables[TABLE].delete({KEY: (net, 24)})
     start = time.perf_counter()
     for net, mac, port in table:
         _route(client, net, mac, port)

@@ -39,12 +39,23 @@ NAME_PREFIXES: tuple[tuple[str, str], ...] = (
 PortSets = dict[str, dict[int, tuple[int, ...]]]
 
 
-class ProbeClient(Protocol):
-    def insert_table_entry(self, table: str, match: dict[str, Any], action: str,
-                           params: dict[str, int], priority: int | None = None) -> Any: ...
+class _TableWriter(Protocol):
+    def insert(self, match: dict[str, Any], action: str, params: dict[str, int],
+               priority: int | None = None) -> Any: ...
 
-    def write_multicast_group(self, group: int, replicas: Any, *,
-                              update: str = "insert") -> Any: ...
+
+class _GroupWriter(Protocol):
+    def insert(self, group: int, replicas: Any) -> Any: ...
+
+
+class ProbeClient(Protocol):
+    """What ``install_probe_groups`` needs of a ``P4RuntimeClient``."""
+
+    @property
+    def tables(self) -> Mapping[str, _TableWriter]: ...
+
+    @property
+    def multicast_groups(self) -> _GroupWriter: ...
 
 
 def switch_tiers(topo: Topology) -> dict[str, str]:
@@ -130,9 +141,9 @@ def install_probe_groups(client: ProbeClient, topo: Topology, switch: str,
     sets = (probe_port_sets(topo) if port_sets is None else port_sets).get(switch, {})
     for port, ports in sets.items():
         group = probe_group_id(port)
-        client.write_multicast_group(group, [(p, 0) for p in ports])
-        client.insert_table_entry(PROBE_TABLE, {PROBE_KEY: port}, PROBE_ACTION,
-                                  {PROBE_GROUP_PARAM: group})
+        client.multicast_groups.insert(group, [(p, 0) for p in ports])
+        client.tables[PROBE_TABLE].insert({PROBE_KEY: port}, PROBE_ACTION,
+                                          {PROBE_GROUP_PARAM: group})
     return sets
 
 

@@ -49,7 +49,7 @@ class Route:
 
 @dataclass(frozen=True, slots=True)
 class TableEntry:
-    """One table entry as handed to ``P4RuntimeClient.insert_table_entry``."""
+    """One table entry as handed to ``P4RuntimeClient.tables[table].insert``."""
 
     table: str
     match: dict[str, Any]
@@ -57,9 +57,16 @@ class TableEntry:
     params: dict[str, int]
 
 
+class TableWriter(Protocol):
+    def insert(self, match: dict[str, Any], action: str, params: dict[str, int],
+               priority: int | None = None) -> Any: ...
+
+
 class TableClient(Protocol):
-    def insert_table_entry(self, table: str, match: dict[str, Any], action: str,
-                           params: dict[str, int], priority: int | None = None) -> Any: ...
+    """What ``install_routes`` needs of a ``P4RuntimeClient``."""
+
+    @property
+    def tables(self) -> Mapping[str, TableWriter]: ...
 
 
 def compute_routes(topo: Topology) -> dict[str, list[Route]]:
@@ -150,5 +157,5 @@ def install_routes(client: TableClient, topo: Topology, switch: str,
         routes = compute_routes(topo)
     entries = table_entries(routes.get(switch, []))
     for entry in entries:
-        client.insert_table_entry(entry.table, entry.match, entry.action, entry.params)
+        client.tables[entry.table].insert(entry.match, entry.action, entry.params)
     return entries

@@ -24,7 +24,8 @@ from common.errors import IntbedError
 from common.names import NameLookupError, lookup
 from controller.bmcli import values
 from controller.bmcli.parse import Command, CommandFileError, read_command_file
-from controller.p4rt.client import MatchValue, P4RuntimeClient
+from controller.p4rt.client import P4RuntimeClient
+from controller.p4rt.entities import MatchValue
 from controller.p4rt.protos import protos
 
 # BMv2 ranks ternary and range entries smallest priority first; P4Runtime
@@ -202,7 +203,7 @@ class CommandRunner:
         if found is None:
             # Entries already there (const entries) hold the first handles, as on BMv2.
             found = {}
-            for i, e in enumerate(self.client.read_table_entries(name)):
+            for i, e in enumerate(self.client.tables[name].read()):
                 found[i] = _Entry(dict(e["match"]), e["priority"] or None)
             self._handles[name] = found
         return found
@@ -236,8 +237,8 @@ class CommandRunner:
         match = self._match(cmd, table, keys)
         param_values = self._params(cmd, action, params)
         handles = self._handles_of(table)  # before the insert: existing entries come first
-        self.client.insert_table_entry(table.preamble.name, match, action.preamble.name,
-                                       param_values, priority)
+        self.client.tables[table.preamble.name].insert(match, action.preamble.name,
+                                                       param_values, priority)
         free = self._free.setdefault(table.preamble.name, [])
         handle = heappop(free) if free else len(handles)
         handles[handle] = _Entry(match, priority)
@@ -252,14 +253,14 @@ class CommandRunner:
         if words[:1] == ("=>",):  # some files write the arrow here too
             words = words[1:]
         params = self._params(cmd, action, words)
-        self.client.modify_table_entry(table.preamble.name, entry.match, action.preamble.name,
-                                       params, entry.priority)
+        self.client.tables[table.preamble.name].modify(entry.match, action.preamble.name,
+                                                       params, entry.priority)
 
     def table_delete(self, cmd: Command) -> None:
         args = self._args(cmd, 2, 2, "TABLE HANDLE")
         table = self._table(cmd, args[0])
         handle, entry = self._entry(cmd, table, args[1])
-        self.client.delete_table_entry(table.preamble.name, entry.match, entry.priority)
+        self.client.tables[table.preamble.name].delete(entry.match, entry.priority)
         del self._handles_of(table)[handle]
         heappush(self._free.setdefault(table.preamble.name, []), handle)
 
@@ -267,10 +268,10 @@ class CommandRunner:
         args = self._args(cmd, 1, 1, "TABLE")
         table = self._table(cmd, args[0])
         handles = self._handles_of(table)
-        for e in self.client.read_table_entries(table.preamble.name):
+        entries = self.client.tables[table.preamble.name]
+        for e in entries.read():
             if not e["is_const"]:
-                self.client.delete_table_entry(table.preamble.name, e["match"],
-                                               e["priority"] or None)
+                entries.delete(e["match"], e["priority"] or None)
         handles.clear()
         self._handles.pop(table.preamble.name, None)
         self._free.pop(table.preamble.name, None)
@@ -280,11 +281,11 @@ class CommandRunner:
         table = self._table(cmd, args[0])
         action = self._action(cmd, table, args[1])
         params = self._params(cmd, action, args[2:])
-        self.client.set_default_action(table.preamble.name, action.preamble.name, params)
+        self.client.tables[table.preamble.name].default.modify(action.preamble.name, params)
 
     def table_reset_default(self, cmd: Command) -> None:
         args = self._args(cmd, 1, 1, "TABLE")
-        self.client.reset_default_action(self._table(cmd, args[0]).preamble.name)
+        self.client.tables[self._table(cmd, args[0]).preamble.name].default.reset()
 
     # ------------------------------------------------------------------ PRE
 
@@ -293,24 +294,26 @@ class CommandRunner:
         session = self._int(cmd, args[0], "mirror session id", 1)
         port = self._int(cmd, args[1], "egress port", 0, 511)
         if self._sessions is None:
-            self._sessions = set(self.client.read_clone_sessions())
-        update = "modify" if session in self._sessions else "insert"
-        self.client.write_clone_session(session, [port], update=update)
+            self._sessions = set(self.client.clone_sessions.read())
+        sessions = self.client.clone_sessions
+        write = sessions.modify if session in self._sessions else sessions.insert
+        write(session, [port])
         self._sessions.add(session)
 
     def mirroring_delete(self, cmd: Command) -> None:
         args = self._args(cmd, 1, 1, "SESSION_ID")
         session = self._int(cmd, args[0], "mirror session id", 1)
-        self.client.delete_clone_session(session)
+        self.client.clone_sessions.delete(session)
         if self._sessions is not None:
             self._sessions.discard(session)
 
-    def _write_group(self, group: int, update: str) -> None:
+    def _write_group(self, group: int, *, new: bool = False) -> None:
         replicas: list[tuple[int, int]] = []
         for node in self._groups[group]:
             rid, ports = self._nodes[node]
             replicas.extend((port, rid) for port in ports)
-        self.client.write_multicast_group(group, replicas, update=update)
+        groups = self.client.multicast_groups
+        (groups.insert if new else groups.modify)(group, replicas)
 
     def _group(self, cmd: Command, word: str) -> int:
         group = self._int(cmd, word, "multicast group id", 1, 0xFFFF)
@@ -335,11 +338,11 @@ class CommandRunner:
         if group in self._groups:
             raise cmd.fail(f"multicast group {group} already exists")
         self._groups[group] = []
-        self._write_group(group, "insert")
+        self._write_group(group, new=True)
 
     def mc_mgrp_destroy(self, cmd: Command) -> None:
         group = self._group(cmd, self._args(cmd, 1, 1, "GROUP_ID")[0])
-        self.client.delete_multicast_group(group)
+        self.client.multicast_groups.delete(group)
         del self._groups[group]
 
     def mc_node_create(self, cmd: Command) -> None:
@@ -358,7 +361,7 @@ class CommandRunner:
         self._nodes[node] = (self._nodes[node][0], self._ports(cmd, args[1:]))
         for group, nodes in self._groups.items():
             if node in nodes:
-                self._write_group(group, "modify")
+                self._write_group(group)
 
     def mc_node_associate(self, cmd: Command) -> None:
         args = self._args(cmd, 2, 2, "GROUP_ID NODE_HANDLE")
@@ -366,7 +369,7 @@ class CommandRunner:
         if any(node in nodes for nodes in self._groups.values()):
             raise cmd.fail(f"node {node} is already associated with a group")
         self._groups[group].append(node)
-        self._write_group(group, "modify")
+        self._write_group(group)
 
     def mc_node_dissociate(self, cmd: Command) -> None:
         args = self._args(cmd, 2, 2, "GROUP_ID NODE_HANDLE")
@@ -374,7 +377,7 @@ class CommandRunner:
         if node not in self._groups[group]:
             raise cmd.fail(f"node {node} is not associated with group {group}")
         self._groups[group].remove(node)
-        self._write_group(group, "modify")
+        self._write_group(group)
 
     def mc_node_destroy(self, cmd: Command) -> None:
         node = self._node(cmd, self._args(cmd, 1, 1, "NODE_HANDLE")[0])
@@ -429,7 +432,7 @@ class CommandRunner:
     def counter_reset(self, cmd: Command) -> None:
         kind, ctr = self._counter(cmd, self._args(cmd, 1, 1, "COUNTER")[0])
         if kind == "counters":
-            self.client.write_counter(ctr.preamble.name, None)
+            self.client.counters[ctr.preamble.name].modify(None)
             return
         query = protos().p4runtime_pb2.Entity()
         query.table_entry.table_id = ctr.direct_table_id
@@ -451,7 +454,7 @@ class CommandRunner:
         index = self._int(cmd, args[1], "counter index", 0, ctr.size - 1)
         packets = self._int(cmd, args[2], "packet count")
         nbytes = self._int(cmd, args[3], "byte count")
-        self.client.write_counter(ctr.preamble.name, index, packets, nbytes)
+        self.client.counters[ctr.preamble.name].modify(index, packets=packets, bytes=nbytes)
 
     def _rates(self, cmd: Command, words: Sequence[str]) -> tuple[int, int, int, int]:
         (cir, cburst), (pir, pburst) = (values.parse_rate_burst(w, "rate") for w in words)
@@ -463,11 +466,12 @@ class CommandRunner:
         rates = self._rates(cmd, args[2:])
         if kind == "meters":
             index = self._int(cmd, args[1], "meter index", 0, meter.size - 1)
-            self.client.write_meter(meter.preamble.name, index, rates)
+            self.client.meters[meter.preamble.name].modify(index, rates)
             return
         table = self.client.names.by_id(meter.direct_table_id)
         _, entry = self._entry(cmd, table, args[1])
-        self.client.write_direct_meter(table.preamble.name, entry.match, rates, entry.priority)
+        self.client.tables[table.preamble.name].direct_meter.modify(entry.match, rates,
+                                                                    entry.priority)
 
     def meter_array_set_rates(self, cmd: Command) -> None:
         args = self._args(cmd, 3, 3, "METER RATE:BURST RATE:BURST")
@@ -475,7 +479,7 @@ class CommandRunner:
         if kind != "meters":
             raise cmd.fail(f"{meter.preamble.name} is a direct meter: use meter_set_rates "
                            "with an entry handle")
-        self.client.write_meter(meter.preamble.name, None, self._rates(cmd, args[1:]))
+        self.client.meters[meter.preamble.name].modify(None, self._rates(cmd, args[1:]))
 
     # ------------------------------------------------------------------ queues
 
@@ -546,8 +550,8 @@ class CommandRunner:
         params = self._params(cmd, action, args[1:])
         members = self._members.setdefault(prof.preamble.name, set())
         handle = self._smallest_free(members)
-        self.client.write_action_profile_member(prof.preamble.name, handle,
-                                                action.preamble.name, params)
+        self.client.action_profiles[prof.preamble.name].members.insert(
+            handle, action.preamble.name, params)
         members.add(handle)
         self.output.append(f"Member has been created with handle {handle}")
 
@@ -562,7 +566,7 @@ class CommandRunner:
 
     def _delete_member(self, cmd: Command, prof: Any, word: str) -> None:
         handle = self._member(cmd, prof, word)
-        self.client.delete_action_profile_member(prof.preamble.name, handle)
+        self.client.action_profiles[prof.preamble.name].members.delete(handle)
         self._members[prof.preamble.name].discard(handle)
 
     def act_prof_modify_member(self, cmd: Command) -> None:
@@ -574,13 +578,13 @@ class CommandRunner:
         action = self._profile_action(cmd, prof, args[0])
         handle = self._member(cmd, prof, args[1])
         params = self._params(cmd, action, args[2:])
-        self.client.write_action_profile_member(prof.preamble.name, handle,
-                                                action.preamble.name, params, update="modify")
+        self.client.action_profiles[prof.preamble.name].members.modify(
+            handle, action.preamble.name, params)
 
     def _create_group(self, prof: Any) -> None:
         groups = self._profile_groups.setdefault(prof.preamble.name, {})
         handle = self._smallest_free(groups)
-        self.client.write_action_profile_group(prof.preamble.name, handle, [])
+        self.client.action_profiles[prof.preamble.name].groups.insert(handle, [])
         groups[handle] = []
         self.output.append(f"Group has been created with handle {handle}")
 
@@ -594,7 +598,7 @@ class CommandRunner:
 
     def _delete_group(self, cmd: Command, prof: Any, word: str) -> None:
         handle = self._profile_group(cmd, prof, word)
-        self.client.delete_action_profile_group(prof.preamble.name, handle)
+        self.client.action_profiles[prof.preamble.name].groups.delete(handle)
         del self._profile_groups[prof.preamble.name][handle]
 
     def _regroup(self, cmd: Command, prof: Any, args: Sequence[str], add: bool) -> None:
@@ -604,8 +608,7 @@ class CommandRunner:
         if add == (member in members):
             raise cmd.fail(f"member {member} is {'already' if add else 'not'} in group {group}")
         changed = [*members, member] if add else [m for m in members if m != member]
-        self.client.write_action_profile_group(prof.preamble.name, group, changed,
-                                               update="modify")
+        self.client.action_profiles[prof.preamble.name].groups.modify(group, changed)
         self._profile_groups[prof.preamble.name][group] = changed
 
     def act_prof_add_member_to_group(self, cmd: Command) -> None:
@@ -634,9 +637,8 @@ class CommandRunner:
                     if needs_priority else None)
         match = self._match(cmd, table, keys)
         handles = self._handles_of(table)
-        self.client.write_indirect_entry(
-            table.preamble.name, match, priority=priority,
-            **({"group": target} if with_group else {"member": target}))
+        self.client.tables[table.preamble.name].insert(
+            match, priority=priority, **({"group": target} if with_group else {"member": target}))
         free = self._free.setdefault(table.preamble.name, [])
         handle = heappop(free) if free else len(handles)
         handles[handle] = _Entry(match, priority)
@@ -652,7 +654,7 @@ class CommandRunner:
         args = self._args(cmd, 2, 2, "TABLE HANDLE")
         table, _ = self._table_profile(cmd, args[0])
         handle, entry = self._entry(cmd, table, args[1])
-        self.client.delete_table_entry(table.preamble.name, entry.match, entry.priority)
+        self.client.tables[table.preamble.name].delete(entry.match, entry.priority)
         del self._handles_of(table)[handle]
         heappush(self._free.setdefault(table.preamble.name, []), handle)
 
@@ -660,8 +662,7 @@ class CommandRunner:
         args = self._args(cmd, 2, 2, f"TABLE {'GROUP' if with_group else 'MEMBER'}")
         table, prof = self._table_profile(cmd, args[0])
         target = (self._profile_group if with_group else self._member)(cmd, prof, args[1])
-        self.client.write_indirect_entry(
-            table.preamble.name, {}, update="modify", default=True,
+        self.client.tables[table.preamble.name].default.modify(
             **({"group": target} if with_group else {"member": target}))
 
     def table_indirect_set_default(self, cmd: Command) -> None:
@@ -673,7 +674,7 @@ class CommandRunner:
     def table_indirect_reset_default(self, cmd: Command) -> None:
         args = self._args(cmd, 1, 1, "TABLE")
         table, _ = self._table_profile(cmd, args[0])
-        self.client.reset_default_action(table.preamble.name)
+        self.client.tables[table.preamble.name].default.reset()
 
     # The older spellings that name the table instead of its profile.
     def table_indirect_create_member(self, cmd: Command) -> None:

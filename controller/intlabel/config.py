@@ -56,19 +56,31 @@ class IntLabelConfigError(IntbedError):
     """INT-label parameters that cannot work."""
 
 
+class _DefaultWriter(Protocol):
+    def modify(self, action: str, params: Mapping[str, Any] | None = None) -> Any: ...
+
+
+class _TableWriter(Protocol):
+    @property
+    def default(self) -> _DefaultWriter: ...
+
+    def insert(self, match: Mapping[str, Any], action: str,
+               params: Mapping[str, Any] | None = None,
+               priority: int | None = None) -> Any: ...
+
+
+class _SessionWriter(Protocol):
+    def insert(self, session: int, ports: Any) -> Any: ...
+
+
 class TableClient(Protocol):
-    def insert_table_entry(self, table: str, match: Mapping[str, Any], action: str,
-                           params: Mapping[str, Any] | None = None,
-                           priority: int | None = None) -> Any: ...
+    """What ``configure_switch`` needs of a ``P4RuntimeClient``."""
 
-    def modify_table_entry(self, table: str, match: Mapping[str, Any], action: str,
-                           params: Mapping[str, Any] | None = None,
-                           priority: int | None = None) -> Any: ...
+    @property
+    def tables(self) -> Mapping[str, _TableWriter]: ...
 
-    def set_default_action(self, table: str, action: str,
-                           params: Mapping[str, Any] | None = None) -> Any: ...
-
-    def write_clone_session(self, session: int, ports: Any, *, update: str = ...) -> Any: ...
+    @property
+    def clone_sessions(self) -> _SessionWriter: ...
 
 
 @dataclass(frozen=True)
@@ -211,25 +223,25 @@ def configure_switch(client: TableClient, topo: Topology, switch: str, cfg: IntL
     """Install INT-label on ``switch`` through its P4Runtime ``client``."""
     spec = topo.switches[switch]
     sid = cfg.switch_id(switch, spec.device_id)
-    client.set_default_action(CONFIG_TABLE, CONFIG_ACTION, {
+    tables = client.tables
+    tables[CONFIG_TABLE].default.modify(CONFIG_ACTION, {
         "switch_id": sid, "T": cfg.T_us, "T1": cfg.T1_us, "max_hop": cfg.max_hop,
         "f": cfg.f_code, "mode": cfg.mode_code})
-    client.set_default_action(REPORT_TABLE, REPORT_ACTION, {
+    tables[REPORT_TABLE].default.modify(REPORT_ACTION, {
         "src_mac": spec.mac, "dst_mac": collector.mac,
         "src_ip": report_source_ip(spec.device_id), "dst_ip": collector.ip,
         "udp_port": cfg.udp_port})
-    client.write_clone_session(REPORT_SESSION, [collector.switch_port])
+    client.clone_sessions.insert(REPORT_SESSION, [collector.switch_port])
     peers = topo.port_peers(switch)
     last_hop = [port for port, peer, _ in peers if peer in topo.hosts]
     for port in last_hop:
-        client.insert_table_entry(LAST_HOP_TABLE, {PORT_KEY: port}, LAST_HOP_ACTION, {})
+        tables[LAST_HOP_TABLE].insert({PORT_KEY: port}, LAST_HOP_ACTION, {})
     shift_ports = [port for port, _, _ in peers]
     for port in shift_ports:
-        client.insert_table_entry(SHIFT_TABLE, {PORT_KEY: port}, SHIFT_ACTION, {SHIFT_PARAM: 0})
+        tables[SHIFT_TABLE].insert({PORT_KEY: port}, SHIFT_ACTION, {SHIFT_PARAM: 0})
     flows = [flow for flow in cfg.specific_flows if _first_hop_here(topo, switch, flow)]
     for flow in flows:
-        client.insert_table_entry(SPECIFIC_TABLE, flow.match(), SPECIFIC_ACTION, {},
-                                  priority=flow.priority)
+        tables[SPECIFIC_TABLE].insert(flow.match(), SPECIFIC_ACTION, {}, priority=flow.priority)
     return SwitchSetup(switch, sid, last_hop, shift_ports, flows)
 
 

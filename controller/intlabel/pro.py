@@ -46,14 +46,19 @@ from controller.p4rt.errors import P4RuntimeError
 LABEL_ALL_SHIFT = 48
 
 
-class ShiftClient(Protocol):
-    def modify_table_entry(self, table: str, match: Mapping[str, Any], action: str,
-                           params: Mapping[str, Any] | None = None,
-                           priority: int | None = None) -> Any: ...
+class _ShiftTable(Protocol):
+    def modify(self, match: Mapping[str, Any], action: str,
+               params: Mapping[str, Any] | None = None, priority: int | None = None) -> Any: ...
 
-    def insert_table_entry(self, table: str, match: Mapping[str, Any], action: str,
-                           params: Mapping[str, Any] | None = None,
-                           priority: int | None = None) -> Any: ...
+    def insert(self, match: Mapping[str, Any], action: str,
+               params: Mapping[str, Any] | None = None, priority: int | None = None) -> Any: ...
+
+
+class ShiftClient(Protocol):
+    """What the Pro loop needs of a ``P4RuntimeClient``: the shift table."""
+
+    @property
+    def tables(self) -> Mapping[str, _ShiftTable]: ...
 
 
 class ShiftChange(NamedTuple):
@@ -213,15 +218,15 @@ class ProLoop:
 
     def _write(self, p: _Port, now: float) -> None:
         s = self._value(p)
-        client = self.clients[p.switch]
+        table = self.clients[p.switch].tables[SHIFT_TABLE]
         match = {PORT_KEY: p.port}
         params = {SHIFT_PARAM: s}
         try:
-            client.modify_table_entry(SHIFT_TABLE, match, SHIFT_ACTION, params)
+            table.modify(match, SHIFT_ACTION, params)
         except P4RuntimeError as exc:
             if exc.code != "NOT_FOUND":
                 self.write_errors += 1
                 return
             # No entry yet (a switch not set up by configure_switch).
-            client.insert_table_entry(SHIFT_TABLE, match, SHIFT_ACTION, params)
+            table.insert(match, SHIFT_ACTION, params)
         self.changes.append(ShiftChange(now, p.switch, p.port, s))

@@ -194,8 +194,8 @@ def configure_switch(client: Any, writes: Iterable[TableWrite], *,
     the report clone session too."""
     for w in writes:
         if w.match:
-            client.insert_table_entry(w.table, w.match, w.action, w.params, priority=w.priority)
+            client.tables[w.table].insert(w.match, w.action, w.params, priority=w.priority)
         else:
-            client.set_default_action(w.table, w.action, w.params)
+            client.tables[w.table].default.modify(w.action, w.params)
     if collector_port is not None:
-        client.write_clone_session(REPORT_SESSION, [collector_port])
+        client.clone_sessions.insert(REPORT_SESSION, [collector_port])

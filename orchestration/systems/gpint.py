@@ -251,11 +251,11 @@ def configure_switches(net: Network, cfg: GpintRunConfig) -> None:
     t_f_us = round((params or PAPER).t_f * 1e6)
     for name, spec in net.topo.switches.items():
         client = net.clients[name]
-        client.set_default_action(CONFIG_TABLE, CONFIG_ACTION, {
+        client.tables[CONFIG_TABLE].default.modify(CONFIG_ACTION, {
             "switch_id": spec.device_id, "monitor_port": COLLECTOR_PORT,
             "recovery": 1 if params is not None else 0, "t_f_us": t_f_us})
         for port in [*spec.ports, COLLECTOR_PORT]:
-            client.write_clone_session(SESSION_BASE + port, [port])
+            client.clone_sessions.insert(SESSION_BASE + port, [port])
 
 
 def run_gpint(cfg: GpintRunConfig, *, live: Any = None,

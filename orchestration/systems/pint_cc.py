@@ -160,16 +160,14 @@ def configure_int(net: Network, topo: Topology, ids: dict[str, int]) -> None:
     reaches the receiver."""
     for name in topo.switches:
         client = net.clients[name]
-        client.set_default_action("MyEgress.int_node_config", "MyEgress.set_node_id",
-                                  {"node_id": ids[name]})
+        client.tables["MyEgress.int_node_config"].default.modify(
+            "MyEgress.set_node_id", {"node_id": ids[name]})
         host_ports = [port for port, peer, _ in topo.port_peers(name) if peer in topo.hosts]
         for port in host_ports:
-            client.insert_table_entry("MyIngress.int_source_port",
-                                      {"standard_metadata.ingress_port": port},
-                                      "MyIngress.set_source_port")
+            client.tables["MyIngress.int_source_port"].insert(
+                {"standard_metadata.ingress_port": port}, "MyIngress.set_source_port")
         if host_ports:
-            client.insert_table_entry(
-                "MyIngress.int_watchlist",
+            client.tables["MyIngress.int_watchlist"].insert(
                 {"hdr.ipv4.protocol": (17, 0xFF), "meta.l4_dport": (DATA_PORT, DATA_PORT)},
                 "MyIngress.int_watch",
                 {"instructions": INT_INSTRUCTIONS, "max_hop_cnt": INT_MAX_HOPS}, priority=10)

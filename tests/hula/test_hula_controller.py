@@ -115,15 +115,30 @@ def test_probe_group_id_is_port_plus_one() -> None:
 
 
 class Recorder:
+    """The probe table's inserts and the multicast groups' in one ``calls`` list."""
+
     def __init__(self) -> None:
         self.calls: list[tuple[Any, ...]] = []
+        self.tables = {PROBE_TABLE: RecordedTable(PROBE_TABLE, self.calls)}
+        self.multicast_groups = RecordedGroups(self.calls)
 
-    def write_multicast_group(self, group: int, replicas: Any, *, update: str = "insert") -> None:
+
+class RecordedTable:
+    def __init__(self, name: str, calls: list[tuple[Any, ...]]) -> None:
+        self.name = name
+        self.calls = calls
+
+    def insert(self, match: dict[str, Any], action: str, params: dict[str, int],
+               priority: int | None = None) -> None:
+        self.calls.append(("entry", self.name, match, action, params))
+
+
+class RecordedGroups:
+    def __init__(self, calls: list[tuple[Any, ...]]) -> None:
+        self.calls = calls
+
+    def insert(self, group: int, replicas: Any) -> None:
         self.calls.append(("group", group, list(replicas)))
-
-    def insert_table_entry(self, table: str, match: dict[str, Any], action: str,
-                           params: dict[str, int], priority: int | None = None) -> None:
-        self.calls.append(("entry", table, match, action, params))
 
 
 def test_install_writes_one_group_and_entry_per_ingress_port() -> None:
@@ -144,6 +159,6 @@ def test_install_through_p4runtime_on_the_sim_target() -> None:
     net = build(topo, "hula", routes=False)
     client = net.clients["tor1"]
     install_probe_groups(client, topo, "tor1")
-    assert client.read_multicast_groups() == {2: [(3, 0), (4, 0)], 3: [(3, 0), (4, 0)]}
-    entries = client.read_table_entries(PROBE_TABLE)
+    assert client.multicast_groups.read() == {2: [(3, 0), (4, 0)], 3: [(3, 0), (4, 0)]}
+    entries = client.tables[PROBE_TABLE].read()
     assert sorted((e["match"][PROBE_KEY], e["params"]["grp"]) for e in entries) == [(1, 2), (2, 3)]

@@ -64,27 +64,24 @@ def configure_int(net: SimNetwork, topo: Topology) -> None:
     collector in TR v2.0 through clone session 500."""
     for i, name in enumerate(SWITCHES):
         client = net.clients[name]
-        client.set_default_action("MyEgress.int_node_config", "MyEgress.set_node_id",
-                                  {"node_id": NODE_BASE + i + 1})
+        client.tables["MyEgress.int_node_config"].default.modify(
+            "MyEgress.set_node_id", {"node_id": NODE_BASE + i + 1})
         host_ports = [port for port, peer, _ in topo.port_peers(name) if peer in topo.hosts]
         for port in host_ports:
-            client.insert_table_entry("MyIngress.int_source_port",
-                                      {"standard_metadata.ingress_port": port},
-                                      "MyIngress.set_source_port")
-            client.insert_table_entry("MyEgress.int_sink_port",
-                                      {"standard_metadata.egress_port": port},
-                                      "MyEgress.set_sink_port")
+            client.tables["MyIngress.int_source_port"].insert(
+                {"standard_metadata.ingress_port": port}, "MyIngress.set_source_port")
+            client.tables["MyEgress.int_sink_port"].insert(
+                {"standard_metadata.egress_port": port}, "MyEgress.set_sink_port")
         if host_ports:
-            client.insert_table_entry(
-                "MyIngress.int_watchlist",
+            client.tables["MyIngress.int_watchlist"].insert(
                 {"hdr.ipv4.protocol": (17, 0xFF), "meta.l4_dport": (5000, 5999)},
                 "MyIngress.int_watch", {"instructions": 0xFF80, "max_hop_cnt": 8}, priority=10)
-            client.set_default_action("MyEgress.int_report_config", "MyEgress.set_report", {
+            client.tables["MyEgress.int_report_config"].default.modify("MyEgress.set_report", {
                 "src_mac": switch_mac(topo.switches[name].device_id),
                 "collector_mac": COLLECTOR_MAC, "src_ip": f"10.0.0.{i + 1}",
                 "collector_ip": COLLECTOR_IP, "src_port": 4000 + i,
                 "collector_port": REPORT_UDP_PORT, "hw_id": 0, "version": 2})
-            client.write_clone_session(SESSION, [COLLECTOR_PORT])
+            client.clone_sessions.insert(SESSION, [COLLECTOR_PORT])
 
 
 @dataclass

@@ -68,30 +68,30 @@ def test_configure_switch_writes_the_contract() -> None:
                                          SpecificFlow(src_ip="10.0.2.1")))
     setup = configure_switch(client, topo, "s1", cfg, ENDPOINT)
     assert (setup.switch_id, setup.last_hop_ports, setup.shift_ports) == (0, [1], [1, 2])
-    conf = client.read_default_action("MyEgress.int_config")
+    conf = client.tables["MyEgress.int_config"].default.read()
     assert conf["action"] == "MyEgress.set_config"
     assert conf["params"] == {"switch_id": 0, "T": 20_000, "T1": 5_000, "max_hop": 4, "f": 1,
                               "mode": 1}
-    rep = client.read_default_action("MyEgress.report_config")["params"]
+    rep = client.tables["MyEgress.report_config"].default.read()["params"]
     assert rep == {"src_mac": mac_to_int(topo.switches["s1"].mac),
                    "dst_mac": mac_to_int(COLLECTOR_MAC), "src_ip": ip_to_int("10.254.0.1"),
                    "dst_ip": ip_to_int(COLLECTOR_IP), "udp_port": 32766}
     assert report_source_ip(0) == ip_to_int("10.254.0.1")
-    assert client.read_clone_sessions() == {500: [(COLLECTOR_PORT, 0)]}
-    last = client.read_table_entries("MyEgress.last_hop")
+    assert client.clone_sessions.read() == {500: [(COLLECTOR_PORT, 0)]}
+    last = client.tables["MyEgress.last_hop"].read()
     assert [(e["match"], e["action"]) for e in last] == [
         ({"standard_metadata.egress_port": 1}, "MyEgress.set_last_hop")]
     shifts = sorted((e["match"]["standard_metadata.egress_port"], e["params"]["s"])
-                    for e in client.read_table_entries("MyEgress.port_shift"))
+                    for e in client.tables["MyEgress.port_shift"].read())
     assert shifts == [(1, 0), (2, 0)]
     # Only the flow whose source hangs off s1 is marked on s1.
-    (spec,) = client.read_table_entries("MyIngress.specific_flow")
+    (spec,) = client.tables["MyIngress.specific_flow"].read()
     assert spec["match"] == {"hdr.ipv4.srcAddr": (ip_to_int("10.0.1.1"), 0xFFFFFFFF),
                              "meta.l4_dport": (20000, 0xFFFF)}
     assert spec["action"] == "MyIngress.mark_specific" and spec["priority"] == 1
     # Pro's MODIFY works on the installed entry.
-    client.modify_table_entry("MyEgress.port_shift", {"standard_metadata.egress_port": 2},
-                              "MyEgress.set_shift", {"s": 3})
+    client.tables["MyEgress.port_shift"].modify({"standard_metadata.egress_port": 2},
+                                                "MyEgress.set_shift", {"s": 3})
 
 
 def test_switch_ids_map_overrides_device_ids() -> None:
@@ -100,7 +100,7 @@ def test_switch_ids_map_overrides_device_ids() -> None:
     cfg = IntLabelConfig(switch_ids={"s2": 0xA0B0C0D0})
     setup = configure_switch(net.clients["s2"], topo, "s2", cfg, ENDPOINT)
     assert setup.switch_id == 0xA0B0C0D0
-    params = net.clients["s2"].read_default_action("MyEgress.int_config")["params"]
+    params = net.clients["s2"].tables["MyEgress.int_config"].default.read()["params"]
     assert params["switch_id"] == 0xA0B0C0D0
 
 

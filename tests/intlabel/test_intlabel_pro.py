@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from controller.intlabel.aging import MemoryAgingStore
+from controller.intlabel.config import SHIFT_TABLE
 from controller.intlabel.database import MemoryIntDatabase
 from controller.intlabel.pro import LABEL_ALL_SHIFT, ProLoop, shift_steps
 from controller.intlabel.report import IntItem
@@ -20,6 +21,22 @@ from orchestration.systems.intlabel.run import run_intlabel
 T, K = 0.05, 2.0  # the paper's T = 50 ms; k T = 100 ms
 
 
+class FakeShiftTable:
+    """The shift table of a FakeClient: records its writes in the client's."""
+
+    def __init__(self, client: FakeClient) -> None:
+        self.client = client
+
+    def modify(self, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
+        if self.client.missing:
+            self.client.missing = False
+            raise P4RuntimeError("NOT_FOUND", "no such entry")
+        self.client.writes.append(("modify", SHIFT_TABLE, dict(match), action, dict(params)))
+
+    def insert(self, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
+        self.client.writes.append(("insert", SHIFT_TABLE, dict(match), action, dict(params)))
+
+
 class FakeClient:
     """Records P4Runtime writes; ``missing`` makes MODIFY fail as for an
     entry that does not exist."""
@@ -28,15 +45,7 @@ class FakeClient:
         self.device_id = device_id
         self.missing = missing
         self.writes: list[tuple[str, str, dict[str, Any], str, dict[str, int]]] = []
-
-    def modify_table_entry(self, table, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
-        if self.missing:
-            self.missing = False
-            raise P4RuntimeError("NOT_FOUND", "no such entry")
-        self.writes.append(("modify", table, dict(match), action, dict(params)))
-
-    def insert_table_entry(self, table, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
-        self.writes.append(("insert", table, dict(match), action, dict(params)))
+        self.tables = {SHIFT_TABLE: FakeShiftTable(self)}
 
 
 def feed(sim: Simulator, db: MemoryIntDatabase, switch_id: int, port: int,

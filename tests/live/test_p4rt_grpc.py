@@ -84,7 +84,7 @@ def empty_rig() -> Iterator[Rig]:
 
 def route(client: P4RuntimeClient, prefix: str, mac: str = NH1, port: int = 1,
           kind: str = "insert") -> None:
-    getattr(client, f"{kind}_table_entry")(LPM, {DST: prefix}, FWD, {"dstAddr": mac, "port": port})
+    getattr(client.tables[LPM], kind)({DST: prefix}, FWD, {"dstAddr": mac, "port": port})
 
 
 def code_of(call: Callable[..., object], *args, **kwargs) -> str:
@@ -117,16 +117,16 @@ def test_insert_read_modify_delete_over_grpc(rig):
     assert client.is_primary
     route(client, "10.0.1.0/24", NH1, 1)
     route(client, "10.0.2.0/24", NH2, 2)
-    entries = {e["match"][DST]: (e["action"], e["params"]) for e in client.read_table_entries(LPM)}
+    entries = {e["match"][DST]: (e["action"], e["params"]) for e in client.tables[LPM].read()}
     assert entries == {
         (0x0A000100, 24): ("MyIngress.ipv4_forward", {"dstAddr": 0x0101, "port": 1}),
         (0x0A000200, 24): ("MyIngress.ipv4_forward", {"dstAddr": 0x0202, "port": 2}),
     }
     route(client, "10.0.1.0/24", NH2, 7, kind="modify")
-    (modified,) = [e for e in client.read_table_entries(LPM) if e["match"][DST][0] == 0x0A000100]
+    (modified,) = [e for e in client.tables[LPM].read() if e["match"][DST][0] == 0x0A000100]
     assert modified["params"] == {"dstAddr": 0x0202, "port": 7}
-    client.delete_table_entry(LPM, {DST: "10.0.1.0/24"})
-    assert [e["match"][DST] for e in client.read_table_entries(LPM)] == [(0x0A000200, 24)]
+    client.tables[LPM].delete({DST: "10.0.1.0/24"})
+    assert [e["match"][DST] for e in client.tables[LPM].read()] == [(0x0A000200, 24)]
     # The switch itself holds what the client reads back.
     (table,) = [t for t in rig.server.switch.tables if t.name == "MyIngress.ipv4_lpm"]
     assert len(table) == 1
@@ -134,18 +134,18 @@ def test_insert_read_modify_delete_over_grpc(rig):
 
 def test_default_action_and_batches_over_grpc(rig):
     client = rig.client()
-    client.set_default_action(LPM, FWD, {"dstAddr": NH1, "port": 9})
-    assert client.read_default_action(LPM)["params"] == {"dstAddr": 0x0101, "port": 9}
+    client.tables[LPM].default.modify(FWD, {"dstAddr": NH1, "port": 9})
+    assert client.tables[LPM].default.read()["params"] == {"dstAddr": 0x0101, "port": 9}
     with client.batch():
         for i in range(20):
             route(client, f"10.1.{i}.0/24", NH1, i)
-    assert len(client.read_table_entries(LPM)) == 20
+    assert len(client.tables[LPM].read()) == 20
 
 
 def test_bad_writes_get_bmv2_codes_and_change_nothing(rig):
     client = rig.client()
     route(client, "10.0.1.0/24", NH1, 1)
-    before = client.read_table_entries()
+    before = client.tables.read()
     # Unknown table id.
     bad_table = lpm_update(client, pb.Update.INSERT, b"\x0a\x00\x02\x00", 24, table_id=0x02FFFFFF)
     assert code_of(client.write, [bad_table]) == "NOT_FOUND"
@@ -153,7 +153,7 @@ def test_bad_writes_get_bmv2_codes_and_change_nothing(rig):
     wide = lpm_update(client, pb.Update.INSERT, b"\x01\x0a\x00\x02\x00", 24)
     assert code_of(client.write, [wide]) == "INVALID_ARGUMENT"
     # Missing mandatory exact key field of ecmp_nhop.
-    assert code_of(client.insert_table_entry, "ecmp_nhop", {"meta.ecmp_group": 1}, FWD,
+    assert code_of(client.tables["ecmp_nhop"].insert, {"meta.ecmp_group": 1}, FWD,
                    {"dstAddr": NH1, "port": 1}) == "INVALID_ARGUMENT"
     # Missing action parameter.
     no_port = lpm_update(client, pb.Update.INSERT, b"\x0a\x00\x03\x00", 24, params=False)
@@ -161,8 +161,8 @@ def test_bad_writes_get_bmv2_codes_and_change_nothing(rig):
     # Duplicate entry.
     assert code_of(route, client, "10.0.1.0/24", NH2, 2) == "ALREADY_EXISTS"
     # Deleting what is not there.
-    assert code_of(client.delete_table_entry, LPM, {DST: "10.9.9.0/24"}) == "NOT_FOUND"
-    assert client.read_table_entries() == before
+    assert code_of(client.tables[LPM].delete, {DST: "10.9.9.0/24"}) == "NOT_FOUND"
+    assert client.tables.read() == before
 
 
 def test_failed_batch_reports_every_update_with_its_index(rig):
@@ -178,7 +178,7 @@ def test_failed_batch_reports_every_update_with_its_index(rig):
     assert [(d.index, d.code) for d in err.details] == [(1, "ALREADY_EXISTS"),
                                                         (2, "INVALID_ARGUMENT")]
     # CONTINUE_ON_ERROR: the good update is in, the bad ones changed nothing.
-    assert sorted(e["match"][DST] for e in client.read_table_entries(LPM)) == [
+    assert sorted(e["match"][DST] for e in client.tables[LPM].read()) == [
         (0x0A000100, 24), (0x0A000500, 24)]
 
 
@@ -222,8 +222,8 @@ def test_backup_cannot_write_and_primary_changes_are_announced(rig):
     backup = rig.client((0, 5))
     assert primary.is_primary and not backup.is_primary
     assert code_of(route, backup, "10.0.9.0/24") == "PERMISSION_DENIED"
-    assert primary.read_table_entries(LPM) == []
-    assert backup.read_table_entries(LPM) == []  # reading is open to everyone
+    assert primary.tables[LPM].read() == []
+    assert backup.tables[LPM].read() == []  # reading is open to everyone
     # A higher election id takes over; both others hear it.
     newcomer = rig.client((1, 0))
     assert newcomer.is_primary
@@ -245,7 +245,7 @@ def test_backup_cannot_write_and_primary_changes_are_announced(rig):
     assert primary.arbitrate()  # its own notice is the reply, not a stream message
     assert len(notices) == 1
     route(primary, "10.0.10.0/24")
-    assert len(primary.read_table_entries(LPM)) == 2
+    assert len(primary.tables[LPM].read()) == 2
 
 
 def test_duplicate_election_id_ends_the_new_stream(rig):
@@ -266,7 +266,7 @@ def test_without_a_primary_nobody_writes(rig):
     with pytest.raises(RpcError) as info:
         transport.write(request)
     assert info.value.code == 7  # PERMISSION_DENIED
-    assert client.read_table_entries(LPM) == []
+    assert client.tables[LPM].read() == []
 
 
 def test_capabilities_report_the_installed_p4runtime_version(rig):
@@ -326,8 +326,8 @@ def test_bad_packet_out_comes_back_as_a_stream_error(io_rig):
 
 def test_digest_lists_and_acks_over_the_stream(io_rig):
     client = io_rig.client()
-    client.configure_digest("learn_t", max_timeout_ns=0, max_list_size=1,
-                            ack_timeout_ns=10**12)
+    client.digests["learn_t"].insert(max_timeout_ns=0, max_list_size=1,
+                                     ack_timeout_ns=10**12)
     lists: list[DigestList] = []
     client.on_digest(lists.append)
     frame = bytes.fromhex("0000000000ee" "00000000000a" "0800") + b"x"
@@ -374,10 +374,10 @@ def test_set_then_get_forwarding_pipeline_config(empty_rig):
     assert empty_rig.server.switch.program.name == "l3_forward"
     # The same config again with RECONCILE_AND_COMMIT keeps the entries.
     transport.set_pipeline(None, config, action="RECONCILE_AND_COMMIT")
-    assert len(client.read_table_entries(LPM)) == 1
+    assert len(client.tables[LPM].read()) == 1
     # VERIFY_AND_COMMIT starts from a clean state.
     transport.set_pipeline(reply.p4info, config)
-    assert client.read_table_entries(LPM) == []
+    assert client.tables[LPM].read() == []
 
 
 def test_pipeline_config_errors_change_nothing(empty_rig):
@@ -411,7 +411,7 @@ def test_pipeline_config_errors_change_nothing(empty_rig):
     with pytest.raises(RpcError) as info:
         backup.set_pipeline(None, device_config("l3_forward", source))
     assert info.value.code == 7  # PERMISSION_DENIED
-    assert len(client.read_table_entries(LPM)) == 1
+    assert len(client.tables[LPM].read()) == 1
 
 
 def test_verify_and_save_then_commit(empty_rig):

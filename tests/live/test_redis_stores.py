@@ -391,19 +391,21 @@ def test_wall_clock_runs_callbacks_in_due_order() -> None:
 
 
 class FakeClient:
-    """Records P4Runtime MODIFYs with the clock's time."""
+    """Records P4Runtime MODIFYs of the shift table (the client is its only
+    table) with the clock's time."""
 
     def __init__(self, device_id: int, clock: WallClock) -> None:
         self.device_id = device_id
         self.clock = clock
         self.writes: list[tuple[float, int, int]] = []
+        self.tables = {"MyEgress.port_shift": self}
 
-    def modify_table_entry(self, table, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
-        assert (table, action) == ("MyEgress.port_shift", "MyEgress.set_shift")
+    def modify(self, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
+        assert action == "MyEgress.set_shift"
         self.writes.append((self.clock.now(), match["standard_metadata.egress_port"],
                             params["s"]))
 
-    def insert_table_entry(self, table, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
+    def insert(self, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
         raise AssertionError("the entries exist")
 
 

@@ -70,7 +70,7 @@ def expected(client: Any, p4info: Any) -> list[list[Any]]:
     canonical (shortest) big-endian hex, parameter ids from the P4Info."""
     ids = {(a.preamble.name, p.name): p.id for a in p4info.actions for p in a.params}
     rows = []
-    for e in client.read_table_entries(TABLE):
+    for e in client.tables[TABLE].read():
         value, prefix = e["match"]["hdr.ipv4.dstAddr"]
         params = sorted([ids[(e["action"], name)], canonical(v)] for name, v in e["params"].items())
         rows.append([canonical(value), prefix, e["action"], params])

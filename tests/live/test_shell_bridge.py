@@ -32,8 +32,8 @@ def bridge(net: SimNetwork) -> Iterator[ServiceBridge]:
 
 
 def insert_route(client: P4RuntimeClient) -> None:
-    client.insert_table_entry(TABLE, ROUTE, "MyIngress.ipv4_forward",
-                              {"dstAddr": 0x909, "port": 2})
+    client.tables[TABLE].insert(ROUTE, "MyIngress.ipv4_forward",
+                                {"dstAddr": 0x909, "port": 2})
 
 
 def grpc_client(bridge: ServiceBridge, election_id: tuple[int, int]) -> P4RuntimeClient:
@@ -46,8 +46,8 @@ def test_reads_through_the_bridge_are_the_in_process_state(net, bridge) -> None:
     inside = net.clients["s1"]
     outside = grpc_client(bridge, (0, 0))
     assert outside.p4info == inside.p4info  # fetched from the switch
-    assert outside.read_table_entries(TABLE) == inside.read_table_entries(TABLE)
-    assert len(inside.read_table_entries(TABLE)) == 2
+    assert outside.tables[TABLE].read() == inside.tables[TABLE].read()
+    assert len(inside.tables[TABLE].read()) == 2
     # A backup (0,0 is below the network's 0,1) may read but not write.
     assert not outside.is_primary and inside.is_primary
     with pytest.raises(P4RuntimeError) as refused:
@@ -55,8 +55,8 @@ def test_reads_through_the_bridge_are_the_in_process_state(net, bridge) -> None:
     assert refused.value.code == "PERMISSION_DENIED"
     # The in-process primary's write shows through the bridge at once.
     insert_route(inside)
-    assert outside.read_table_entries(TABLE) == inside.read_table_entries(TABLE)
-    assert len(outside.read_table_entries(TABLE)) == 3
+    assert outside.tables[TABLE].read() == inside.tables[TABLE].read()
+    assert len(outside.tables[TABLE].read()) == 3
 
 
 def test_a_higher_election_id_takes_the_primary_role_from_the_network(net, bridge) -> None:
@@ -67,7 +67,7 @@ def test_a_higher_election_id_takes_the_primary_role_from_the_network(net, bridg
         insert_route(inside)
     assert refused.value.code == "PERMISSION_DENIED"
     insert_route(outside)
-    assert len(inside.read_table_entries(TABLE)) == 3
+    assert len(inside.tables[TABLE].read()) == 3
 
 
 def test_the_pipeline_stays_the_networks(net, bridge) -> None:
@@ -82,7 +82,7 @@ def test_the_pipeline_stays_the_networks(net, bridge) -> None:
 def test_stopping_the_bridge_leaves_the_in_process_controllers(net) -> None:
     inside = net.clients["s1"]
     with ServiceBridge(net.services["s1"]) as srv:
-        grpc_client(srv, (0, 0)).read_table_entries(TABLE)
+        grpc_client(srv, (0, 0)).tables[TABLE].read()
     # The gRPC backup left; the network's primary still writes.
     insert_route(inside)
-    assert len(inside.read_table_entries(TABLE)) == 3
+    assert len(inside.tables[TABLE].read()) == 3

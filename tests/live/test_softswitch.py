@@ -272,8 +272,8 @@ def connect(sw, device_id: int = 0):
 
 def l3_routes(client, hosts: list[VethHost]) -> None:
     for i, h in enumerate(hosts, 1):
-        client.insert_table_entry("ipv4_lpm", {"hdr.ipv4.dstAddr": (f"10.0.{i}.0", 24)},
-                                  "ipv4_forward", {"dstAddr": h.mac, "port": i})
+        client.tables["ipv4_lpm"].insert({"hdr.ipv4.dstAddr": (f"10.0.{i}.0", 24)},
+                                         "ipv4_forward", {"dstAddr": h.mac, "port": i})
 
 
 def routed(frame: bytes, next_hop: bytes) -> bytes:
@@ -482,7 +482,7 @@ def test_pipeline_over_grpc_then_packet_out_packet_in_and_digests(hosts, switche
         digests: queue.Queue = queue.Queue()
         client.on_packet_in(packet_ins.put)
         client.on_digest(digests.put)
-        client.configure_digest("learn_t")
+        client.digests["learn_t"].insert()
         s1, s2 = host_socket(h1), host_socket(h2)
 
         frame = b"\x02\x00\x00\x00\x00\x99" + h1.mac + b"\x88\xb6" + b"to the cpu"

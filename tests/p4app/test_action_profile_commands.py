@@ -53,9 +53,9 @@ def rig() -> tuple[Switch, P4RuntimeClient]:
 def state(client: P4RuntimeClient) -> dict[str, Any]:
     pb = protos().p4runtime_pb2
     out: dict[str, Any] = {
-        "entries": {t.preamble.name: sorted(map(repr, client.read_table_entries(
-            t.preamble.name))) for t in client.p4info.tables},
-        "defaults": {t.preamble.name: client.read_default_action(t.preamble.name)
+        "entries": {t.preamble.name: sorted(map(repr, client.tables[t.preamble.name].read()))
+                    for t in client.p4info.tables},
+        "defaults": {t.preamble.name: client.tables[t.preamble.name].default.read()
                      for t in client.p4info.tables},
     }
     for kind in ("action_profile_member", "action_profile_group"):
@@ -67,22 +67,21 @@ def state(client: P4RuntimeClient) -> dict[str, Any]:
 
 
 def by_hand(c: P4RuntimeClient) -> None:
-    c.write_action_profile_member(SEL, 0, "set_nhop", {"dmac": 1, "port": 1})
-    c.write_action_profile_member(SEL, 1, "set_nhop", {"dmac": 2, "port": 2})
-    c.write_action_profile_member(SEL, 2, "set_nhop", {"dmac": 3, "port": 3})
-    c.write_action_profile_member(SEL, 3, "drop")
-    c.delete_action_profile_member(SEL, 3)
-    c.write_action_profile_member(SEL, 2, "set_nhop", {"dmac": 12, "port": 12},
-                                  update="modify")
-    c.write_action_profile_group(SEL, 0, [])
-    c.write_action_profile_group(SEL, 0, [0, 2], update="modify")
-    c.write_action_profile_group(SEL, 1, [])
-    c.write_indirect_entry("ecmp", {"h.ipv4.dst_addr": "10.0.0.0/8"}, group=0)
-    c.write_indirect_entry("ecmp", {"h.ipv4.dst_addr": "192.168.0.0/16"}, member=1)
-    c.write_indirect_entry("ecmp", {"h.ipv4.dst_addr": "172.16.0.0/12"}, member=2)
-    c.delete_table_entry("ecmp", {"h.ipv4.dst_addr": "172.16.0.0/12"})
-    c.write_action_profile_member(PROF, 0, "set_nhop", {"dmac": 9, "port": 9})
-    c.write_indirect_entry("by_port", {"sm.ingress_port": 5}, member=0)
+    c.action_profiles[SEL].members.insert(0, "set_nhop", {"dmac": 1, "port": 1})
+    c.action_profiles[SEL].members.insert(1, "set_nhop", {"dmac": 2, "port": 2})
+    c.action_profiles[SEL].members.insert(2, "set_nhop", {"dmac": 3, "port": 3})
+    c.action_profiles[SEL].members.insert(3, "drop")
+    c.action_profiles[SEL].members.delete(3)
+    c.action_profiles[SEL].members.modify(2, "set_nhop", {"dmac": 12, "port": 12})
+    c.action_profiles[SEL].groups.insert(0, [])
+    c.action_profiles[SEL].groups.modify(0, [0, 2])
+    c.action_profiles[SEL].groups.insert(1, [])
+    c.tables["ecmp"].insert({"h.ipv4.dst_addr": "10.0.0.0/8"}, group=0)
+    c.tables["ecmp"].insert({"h.ipv4.dst_addr": "192.168.0.0/16"}, member=1)
+    c.tables["ecmp"].insert({"h.ipv4.dst_addr": "172.16.0.0/12"}, member=2)
+    c.tables["ecmp"].delete({"h.ipv4.dst_addr": "172.16.0.0/12"})
+    c.action_profiles[PROF].members.insert(0, "set_nhop", {"dmac": 9, "port": 9})
+    c.tables["by_port"].insert({"sm.ingress_port": 5}, member=0)
 
 
 def test_commands_match_the_equivalent_p4runtime_writes() -> None:

@@ -67,13 +67,13 @@ def state(client: P4RuntimeClient) -> dict[str, Any]:
     pb = protos().p4runtime_pb2
     tables = [t.preamble.name for t in client.p4info.tables]
     out: dict[str, Any] = {
-        "entries": {t: sorted(map(repr, client.read_table_entries(t))) for t in tables},
-        "defaults": {t: client.read_default_action(t) for t in tables},
-        "clones": client.read_clone_sessions(),
-        "groups": client.read_multicast_groups(),
-        "counter": client.read_counter("port_pkts"),
-        "meter": [client.read_meter("port_meter", i) for i in range(64)],
-        "register": client.read_register("last_len"),
+        "entries": {t: sorted(map(repr, client.tables[t].read())) for t in tables},
+        "defaults": {t: client.tables[t].default.read() for t in tables},
+        "clones": client.clone_sessions.read(),
+        "groups": client.multicast_groups.read(),
+        "counter": client.counters["port_pkts"].read(),
+        "meter": [client.meters["port_meter"].read(i) for i in range(64)],
+        "register": client.registers["last_len"].read(),
     }
     query = pb.Entity()
     query.direct_meter_entry.table_entry.table_id = client.names.table("dmac").preamble.id
@@ -85,39 +85,39 @@ def state(client: P4RuntimeClient) -> dict[str, Any]:
 def equivalent_writes(rig: Rig) -> None:
     """What COMMANDS does, written as P4Runtime requests by hand."""
     c = rig.client
-    c.set_default_action("dmac", "drop")
-    c.insert_table_entry("dmac", {DST: 0x00000A000001, PORT: 1}, "metered_forward", {"port": 2})
-    c.insert_table_entry("dmac", {DST: 0x00000A000002, PORT: 2}, "metered_forward", {"port": 3})
-    c.insert_table_entry("dmac", {DST: 0x00000A000003, PORT: 3}, "drop")
-    c.modify_table_entry("dmac", {DST: 0x00000A000002, PORT: 2}, "metered_forward", {"port": 7})
-    c.delete_table_entry("dmac", {DST: 0x00000A000003, PORT: 3})
-    c.insert_table_entry("dmac", {DST: 167772164, PORT: 4}, "NoAction")
-    c.insert_table_entry("ipv4_lpm", {"hdr.ipv4.dstAddr": (0x0A000100, 24)}, "set_nhop",
-                         {"dmac": 0x000000000101, "port": 1})
-    c.insert_table_entry("ipv4_lpm", {"hdr.ipv4.dstAddr": (0x0A000207, 32)}, "set_nhop",
-                         {"dmac": 0x000000000207, "port": 2})
-    c.set_default_action("acl", "count_acl", {"tag": 16})
-    c.insert_table_entry("acl", {"hdr.ipv4.srcAddr": (0x0A000000, 0xFF000000),
-                                 "hdr.ipv4.protocol": (6, 17)}, "deny",
-                         priority=cli_priority_to_p4rt(10))
-    c.insert_table_entry("acl", {"hdr.ipv4.srcAddr": (0x0A000001, 0xFFFFFFFF),
-                                 "hdr.ipv4.protocol": (0, 255)}, "count_acl", {"tag": 42},
-                         priority=cli_priority_to_p4rt(5))
-    c.write_clone_session(5, [3])
-    c.write_clone_session(6, [4])
-    c.write_clone_session(6, [9], update="modify")
-    c.write_multicast_group(1, [])
-    c.write_multicast_group(1, [(1, 0), (2, 0)], update="modify")
-    c.write_multicast_group(1, [(1, 0), (2, 0), (3, 7)], update="modify")
-    c.write_multicast_group(2, [])
+    c.tables["dmac"].default.modify("drop")
+    c.tables["dmac"].insert({DST: 0x00000A000001, PORT: 1}, "metered_forward", {"port": 2})
+    c.tables["dmac"].insert({DST: 0x00000A000002, PORT: 2}, "metered_forward", {"port": 3})
+    c.tables["dmac"].insert({DST: 0x00000A000003, PORT: 3}, "drop")
+    c.tables["dmac"].modify({DST: 0x00000A000002, PORT: 2}, "metered_forward", {"port": 7})
+    c.tables["dmac"].delete({DST: 0x00000A000003, PORT: 3})
+    c.tables["dmac"].insert({DST: 167772164, PORT: 4}, "NoAction")
+    c.tables["ipv4_lpm"].insert({"hdr.ipv4.dstAddr": (0x0A000100, 24)}, "set_nhop",
+                                {"dmac": 0x000000000101, "port": 1})
+    c.tables["ipv4_lpm"].insert({"hdr.ipv4.dstAddr": (0x0A000207, 32)}, "set_nhop",
+                                {"dmac": 0x000000000207, "port": 2})
+    c.tables["acl"].default.modify("count_acl", {"tag": 16})
+    c.tables["acl"].insert({"hdr.ipv4.srcAddr": (0x0A000000, 0xFF000000),
+                            "hdr.ipv4.protocol": (6, 17)}, "deny",
+                           priority=cli_priority_to_p4rt(10))
+    c.tables["acl"].insert({"hdr.ipv4.srcAddr": (0x0A000001, 0xFFFFFFFF),
+                            "hdr.ipv4.protocol": (0, 255)}, "count_acl", {"tag": 42},
+                           priority=cli_priority_to_p4rt(5))
+    c.clone_sessions.insert(5, [3])
+    c.clone_sessions.insert(6, [4])
+    c.clone_sessions.modify(6, [9])
+    c.multicast_groups.insert(1, [])
+    c.multicast_groups.modify(1, [(1, 0), (2, 0)])
+    c.multicast_groups.modify(1, [(1, 0), (2, 0), (3, 7)])
+    c.multicast_groups.insert(2, [])
     regs = rig.switch.externs[[e.qname for e in rig.switch.program.externs].index("Ing.last_len")]
     regs.set(3, 1500)
     regs.set(4, 0xFFFFFFFF)
-    c.write_counter("port_pkts", 2, 10, 1000)
-    c.write_counter("port_pkts", None)
-    c.write_counter("port_pkts", 5, 7, 700)
-    c.write_meter("port_meter", 2, (500_000, 10, 1_000_000, 20))
-    c.write_direct_meter("dmac", {DST: 0x00000A000001, PORT: 1}, (1000, 100, 2000, 200))
+    c.counters["port_pkts"].modify(2, packets=10, bytes=1000)
+    c.counters["port_pkts"].modify(None)
+    c.counters["port_pkts"].modify(5, packets=7, bytes=700)
+    c.meters["port_meter"].modify(2, (500_000, 10, 1_000_000, 20))
+    c.tables["dmac"].direct_meter.modify({DST: 0x00000A000001, PORT: 1}, (1000, 100, 2000, 200))
 
 
 def run_text(rig: Rig, text: str, file: str = "s1-commands.txt") -> CommandRunner:
@@ -148,10 +148,10 @@ def test_every_command_kind_matches_the_equivalent_p4runtime_writes() -> None:
 def test_register_reset_and_counter_reset_clear_every_cell() -> None:
     rig = Rig()
     run_text(rig, "register_write last_len 9 77\ncounter_write port_pkts 1 3 300\n")
-    assert rig.client.read_register("last_len", 9) == 77
+    assert rig.client.registers["last_len"].read(9) == 77
     run_text(rig, "register_reset last_len\ncounter_reset port_pkts\n")
-    assert set(rig.client.read_register("last_len")) == {0}
-    assert set(rig.client.read_counter("port_pkts")) == {(0, 0)}
+    assert set(rig.client.registers["last_len"].read()) == {0}
+    assert set(rig.client.counters["port_pkts"].read()) == {(0, 0)}
 
 
 def test_direct_counter_reset_zeroes_every_entry_of_its_table() -> None:
@@ -160,15 +160,15 @@ def test_direct_counter_reset_zeroes_every_entry_of_its_table() -> None:
     match = {"hdr.ipv4.srcAddr": (0x0A000000, 0xFF000000), "hdr.ipv4.protocol": (6, 17)}
     pb = protos().p4runtime_pb2
     entity = pb.Entity()
-    entry, _ = rig.client._table_entry("acl", match, cli_priority_to_p4rt(1))
-    entity.direct_counter_entry.table_entry.CopyFrom(entry.table_entry)
+    rig.client.tables["acl"]._key(entity.direct_counter_entry.table_entry, match,
+                                  cli_priority_to_p4rt(1))
     entity.direct_counter_entry.data.packet_count = 5
     update = pb.Update(type=pb.Update.MODIFY)
     update.entity.CopyFrom(entity)
     rig.client.write([update])
-    assert rig.client.read_direct_counter("acl", match, cli_priority_to_p4rt(1))[0] == 5
+    assert rig.client.tables["acl"].direct_counter.read(match, cli_priority_to_p4rt(1))[0] == 5
     run_text(rig, "counter_reset acl_hits\n")
-    assert rig.client.read_direct_counter("acl", match, cli_priority_to_p4rt(1))[0] == 0
+    assert rig.client.tables["acl"].direct_counter.read(match, cli_priority_to_p4rt(1))[0] == 0
 
 
 def test_register_write_without_target_access_reports_the_switch_refusal() -> None:
@@ -215,4 +215,4 @@ def test_a_failing_line_stops_the_file_there() -> None:
     with pytest.raises(CommandFileError) as err:
         run_text(rig, text, "dup.txt")
     assert err.value.line().startswith("dup.txt:2: error: table_add: ")
-    assert len(rig.client.read_table_entries("dmac")) == 1
+    assert len(rig.client.tables["dmac"].read()) == 1

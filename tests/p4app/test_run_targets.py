@@ -40,7 +40,7 @@ def test_sim_queue_and_register_commands(tmp_path: Path) -> None:
     ports = net.switches["s1"].ports  # type: ignore[attr-defined]
     assert [ports[p].depth for p in (1, 2, 3)] == [64, 5, 64]
     assert {ports[p].gap_ns for p in (1, 2, 3)} == {4_000_000}
-    assert net.clients["s1"].read_register("last_len", 7) == 99
+    assert net.clients["s1"].registers["last_len"].read(7) == 99
     net.stop()
 
 

@@ -83,7 +83,7 @@ def test_packet_in_strips_the_controller_header(io):
     io.client.on_packet_in(got.append)
     miss = eth(0x99, 0x0A)
     assert io.service.process(1, miss) == []  # default action send_to_cpu(1)
-    io.client.insert_table_entry("fwd", {"dstAddr": 0x42}, "send_to_cpu", {"reason": 0x55})
+    io.client.tables["fwd"].insert({"dstAddr": 0x42}, "send_to_cpu", {"reason": 0x55})
     hit = eth(0x42, 0x0A, b"more")
     assert io.service.process(300, hit) == []
     assert got == [
@@ -138,7 +138,7 @@ def test_digests_are_reported_once_configured(make):
     rig.client.on_digest(got.append)
     rig.service.process(1, eth(0x99, 0x0A))
     assert got == [] and rig.switch.digests == []
-    rig.client.configure_digest("learn_t")
+    rig.client.digests["learn_t"].insert()
     rig.service.process(1, eth(0x99, 0x0A))
     rig.service.process(2, eth(0x99, 0x0B))
     did = rig.client.names.get("digests", "learn_t").preamble.id
@@ -153,7 +153,7 @@ def test_digest_suppression_until_ack_or_timeout(make):
     rig = make(PROGRAM, cpu_port=CPU, clock_ns=clock)
     got: list[DigestList] = []
     rig.client.on_digest(got.append, ack=False)
-    rig.client.configure_digest("learn_t", ack_timeout_ns=1_000)
+    rig.client.digests["learn_t"].insert(ack_timeout_ns=1_000)
     a = eth(0x99, 0x0A)
     rig.service.process(1, a)
     rig.service.process(1, a)  # in an unacknowledged list: suppressed
@@ -162,7 +162,7 @@ def test_digest_suppression_until_ack_or_timeout(make):
         (1, [{"srcAddr": 0x0A, "port": 1}]),
         (2, [{"srcAddr": 0x0B, "port": 1}]),
     ]
-    rig.client.ack_digest(got[0])
+    rig.client.digests.ack(got[0])
     rig.service.process(1, a)  # acknowledged: reported again
     assert [d.list_id for d in got] == [1, 2, 3]
     rig.service.process(1, eth(0x99, 0x0B))  # list 2 still unacknowledged
@@ -177,7 +177,7 @@ def test_digest_lists_fill_up_to_max_list_size_or_max_timeout(make):
     rig = make(PROGRAM, cpu_port=CPU, clock_ns=clock)
     got: list[DigestList] = []
     rig.client.on_digest(got.append)
-    rig.client.configure_digest("learn_t", max_list_size=3, max_timeout_ns=1_000_000)
+    rig.client.digests["learn_t"].insert(max_list_size=3, max_timeout_ns=1_000_000)
     for src in (1, 2, 3, 4, 5):
         rig.service.process(src, eth(0x99, src))
     assert [[s["port"] for s in d.data] for d in got] == [[1, 2, 3]]
@@ -192,9 +192,9 @@ def test_digest_lists_fill_up_to_max_list_size_or_max_timeout(make):
 
 def test_digest_entry_writes_and_reads(io):
     c = io.client
-    c.configure_digest("learn_t", max_list_size=4)
-    assert code_of(c.configure_digest, "learn_t") == "ALREADY_EXISTS"
-    c.configure_digest("learn_t", max_list_size=8, update="modify")
+    c.digests["learn_t"].insert(max_list_size=4)
+    assert code_of(c.digests["learn_t"].insert) == "ALREADY_EXISTS"
+    c.digests["learn_t"].modify(max_list_size=8)
     entity = pb.Entity()
     entity.digest_entry.SetInParent()
     (found,) = c.read([entity])
@@ -203,7 +203,7 @@ def test_digest_entry_writes_and_reads(io):
     delete.entity.digest_entry.digest_id = found.digest_entry.digest_id
     c.write([delete])
     assert c.read([entity]) == []
-    assert code_of(c.configure_digest, "learn_t", update="modify") == "NOT_FOUND"
+    assert code_of(c.digests["learn_t"].modify) == "NOT_FOUND"
 
 
 # --------------------------------------------------------------------------- externs
@@ -215,70 +215,70 @@ def test_counters_read_write_and_range(io):
     io.service.process(1, frame)
     io.service.process(1, frame)
     io.service.process(2, frame)
-    assert c.read_counter("port_pkts", 1) == (2, 38)
-    cells = c.read_counter("IoIngress.port_pkts")
+    assert c.counters["port_pkts"].read(1) == (2, 38)
+    cells = c.counters["IoIngress.port_pkts"].read()
     assert len(cells) == 128 and cells[2] == (1, 19) and cells[3] == (0, 0)
-    c.write_counter("port_pkts", 1, 7, 700)
-    assert c.read_counter("port_pkts", 1) == (7, 700)
-    c.write_counter("port_pkts", None)
-    assert set(c.read_counter("port_pkts")) == {(0, 0)}
-    assert code_of(c.read_counter, "port_pkts", 128) == "OUT_OF_RANGE"
-    assert code_of(c.write_counter, "port_pkts", 200, 1, 1) == "OUT_OF_RANGE"
+    c.counters["port_pkts"].modify(1, packets=7, bytes=700)
+    assert c.counters["port_pkts"].read(1) == (7, 700)
+    c.counters["port_pkts"].modify(None)
+    assert set(c.counters["port_pkts"].read()) == {(0, 0)}
+    assert code_of(c.counters["port_pkts"].read, 128) == "OUT_OF_RANGE"
+    assert code_of(c.counters["port_pkts"].modify, 200, packets=1, bytes=1) == "OUT_OF_RANGE"
     with pytest.raises(UnknownNameError):
-        c.read_counter("no_such_counter")
+        c.counters["no_such_counter"].read()
 
 
 def test_direct_counter_follows_the_entry(io):
     c = io.client
-    c.insert_table_entry("fwd", {"dstAddr": 0x02}, "to_port", {"port": 2})
+    c.tables["fwd"].insert({"dstAddr": 0x02}, "to_port", {"port": 2})
     frame = eth(0x02, 0x0A)
     assert io.service.process(1, frame) == [(2, frame)]
     io.service.process(1, frame)
-    assert c.read_direct_counter("fwd", {"dstAddr": 0x02}) == (2, 38)
-    assert c.read_table_entries("fwd", counters=True)[0]["counter"] == (2, 38)
-    c.modify_table_entry("fwd", {"dstAddr": 0x02}, "to_port", {"port": 3})
-    assert c.read_direct_counter("fwd", {"dstAddr": 0x02}) == (2, 38)  # kept on modify
+    assert c.tables["fwd"].direct_counter.read({"dstAddr": 0x02}) == (2, 38)
+    assert c.tables["fwd"].read(counters=True)[0]["counter"] == (2, 38)
+    c.tables["fwd"].modify({"dstAddr": 0x02}, "to_port", {"port": 3})
+    assert c.tables["fwd"].direct_counter.read({"dstAddr": 0x02}) == (2, 38)  # kept on modify
     update = pb.Update(type=pb.Update.MODIFY)
     dce = update.entity.direct_counter_entry
     dce.table_entry.table_id = c.names.table("fwd").preamble.id
     dce.table_entry.match.add(field_id=1).exact.value = b"\x02"
     dce.data.packet_count, dce.data.byte_count = 0, 0
     c.write([update])
-    assert c.read_direct_counter("fwd", {"dstAddr": 0x02}) == (0, 0)
+    assert c.tables["fwd"].direct_counter.read({"dstAddr": 0x02}) == (0, 0)
     dce.table_entry.match[0].exact.value = b"\x03"
     assert code_of(c.write, [update]) == "NOT_FOUND"
 
 
 def test_meters_config_read_back_and_reset(io):
     c = io.client
-    assert c.read_meter("port_meter", 1) is None
-    c.write_meter("port_meter", 1, (10, 2, 20, 4))
-    assert c.read_meter("port_meter", 1) == (10, 2, 20, 4)
-    c.write_meter("port_meter", None, (1000, 10, 2000, 20))
-    assert c.read_meter("port_meter", 127) == (1000, 10, 2000, 20)
-    c.write_meter("port_meter", 1, None)
-    assert c.read_meter("port_meter", 1) is None
-    assert code_of(c.write_meter, "port_meter", 1, (30, 2, 20, 4)) == "INVALID_ARGUMENT"
-    assert code_of(c.write_meter, "port_meter", 128, (1, 1, 1, 1)) == "OUT_OF_RANGE"
+    assert c.meters["port_meter"].read(1) is None
+    c.meters["port_meter"].modify(1, (10, 2, 20, 4))
+    assert c.meters["port_meter"].read(1) == (10, 2, 20, 4)
+    c.meters["port_meter"].modify(None, (1000, 10, 2000, 20))
+    assert c.meters["port_meter"].read(127) == (1000, 10, 2000, 20)
+    c.meters["port_meter"].modify(1, None)
+    assert c.meters["port_meter"].read(1) is None
+    assert code_of(c.meters["port_meter"].modify, 1, (30, 2, 20, 4)) == "INVALID_ARGUMENT"
+    assert code_of(c.meters["port_meter"].modify, 128, (1, 1, 1, 1)) == "OUT_OF_RANGE"
 
 
 def test_direct_meter_config(io):
     c = io.client
-    c.insert_table_entry("fwd", {"dstAddr": 0x02}, "to_port", {"port": 2})
-    c.write_direct_meter("fwd", {"dstAddr": 0x02}, (100, 10, 200, 20))
+    c.tables["fwd"].insert({"dstAddr": 0x02}, "to_port", {"port": 2})
+    c.tables["fwd"].direct_meter.modify({"dstAddr": 0x02}, (100, 10, 200, 20))
     entity = pb.Entity()
     entity.direct_meter_entry.table_entry.table_id = c.names.table("fwd").preamble.id
     (found,) = c.read([entity])
     config = found.direct_meter_entry.config
     assert (config.cir, config.cburst, config.pir, config.pburst) == (100, 10, 200, 20)
-    assert code_of(c.write_direct_meter, "fwd", {"dstAddr": 0x03}, None) == "NOT_FOUND"
+    assert code_of(c.tables["fwd"].direct_meter.modify, {"dstAddr": 0x03}, None) == "NOT_FOUND"
 
 
 def test_registers_are_read_only(io):
     c = io.client
     io.service.process(5, eth(0x99, 0x0A, b"x" * 30))
-    assert c.read_register("last_len", 5) == 44
-    values = c.read_register("last_len")
+    assert c.registers["last_len"].read(5) == 44
+    values = c.registers["last_len"].read()
     assert len(values) == 128 and values[5] == 44 and values[4] == 0
     update = pb.Update(type=pb.Update.MODIFY)
     re_ = update.entity.register_entry

@@ -37,7 +37,7 @@ def routed(data: bytes, next_hop: str) -> bytes:
 
 
 def route(client, prefix: str, mac: str, port: int) -> None:
-    client.insert_table_entry(LPM, {DST: prefix}, "ipv4_forward", {"dstAddr": mac, "port": port})
+    client.tables[LPM].insert({DST: prefix}, "ipv4_forward", {"dstAddr": mac, "port": port})
 
 
 def raw_update(kind: int, build) -> object:
@@ -79,12 +79,12 @@ def test_lpm_route_installed_by_name_forwards_packets(l3):
     assert l3.switch.process(1, none) == []  # default action drop()
     route(l3.client, "0.0.0.0/0", NH2, 9)  # prefix length 0: the field is left out
     assert l3.switch.process(1, none) == [(9, routed(none, NH2))]
-    assert l3.client.read_table_entries(LPM)[-1]["match"] == {}
+    assert l3.client.tables[LPM].read()[-1]["match"] == {}
 
 
 def test_read_back_is_canonical(l3):
     route(l3.client, "10.0.1.0/24", NH1, 2)
-    assert l3.client.read_table_entries(LPM) == [
+    assert l3.client.tables[LPM].read() == [
         {
             "table": "MyIngress.ipv4_lpm",
             "match": {DST: (0x0A000100, 24)},
@@ -109,14 +109,14 @@ def test_read_back_is_canonical(l3):
 def test_wildcard_read_of_all_tables(l3):
     route(l3.client, "10.0.1.0/24", NH1, 2)
     route(l3.client, "10.0.2.0/24", NH2, 3)
-    entries = l3.client.read_table_entries()
+    entries = l3.client.tables.read()
     assert [e["match"][DST] for e in entries] == [(0x0A000100, 24), (0x0A000200, 24)]
 
 
 def test_non_canonical_bytestrings_are_accepted(l3):
     entity = lpm_entity(l3, b"\x00\x00\x0a\x00\x01\x00", 24, port=b"\x00\x02")
     l3.client.write([insert(entity)])
-    (entry,) = l3.client.read_table_entries(LPM)
+    (entry,) = l3.client.tables[LPM].read()
     assert entry["match"] == {DST: (0x0A000100, 24)}
     assert entry["params"]["port"] == 2
     data = frame("10.0.1.1")
@@ -125,26 +125,26 @@ def test_non_canonical_bytestrings_are_accepted(l3):
 
 def test_modify_and_delete(l3):
     route(l3.client, "10.0.1.0/24", NH1, 2)
-    l3.client.modify_table_entry(LPM, {DST: ("10.0.1.0", 24)}, "ipv4_forward",
+    l3.client.tables[LPM].modify({DST: ("10.0.1.0", 24)}, "ipv4_forward",
                                  {"dstAddr": NH2, "port": 4})
     data = frame("10.0.1.7")
     assert l3.switch.process(1, data) == [(4, routed(data, NH2))]
-    assert l3.client.read_table_entries(LPM)[0]["params"] == {"dstAddr": 0x0202, "port": 4}
-    l3.client.delete_table_entry(LPM, {DST: "10.0.1.0/24"})
-    assert l3.client.read_table_entries(LPM) == []
+    assert l3.client.tables[LPM].read()[0]["params"] == {"dstAddr": 0x0202, "port": 4}
+    l3.client.tables[LPM].delete({DST: "10.0.1.0/24"})
+    assert l3.client.tables[LPM].read() == []
     assert l3.switch.process(1, data) == []
 
 
 def test_default_action_modify_and_reset(l3):
-    l3.client.set_default_action(LPM, "ipv4_forward", {"dstAddr": NH3, "port": 5})
+    l3.client.tables[LPM].default.modify("ipv4_forward", {"dstAddr": NH3, "port": 5})
     data = frame("172.16.0.1")
     assert l3.switch.process(1, data) == [(5, routed(data, NH3))]
-    default = l3.client.read_default_action(LPM)
+    default = l3.client.tables[LPM].default.read()
     assert default["action"] == "MyIngress.ipv4_forward"
     assert default["params"] == {"dstAddr": 0x0303, "port": 5}
     assert default["is_default"] is True
-    l3.client.reset_default_action(LPM)
-    assert l3.client.read_default_action(LPM)["action"] == "MyIngress.drop"
+    l3.client.tables[LPM].default.reset()
+    assert l3.client.tables[LPM].default.read()["action"] == "MyIngress.drop"
     assert l3.switch.process(1, data) == []
 
 
@@ -168,22 +168,22 @@ def test_unknown_table_id_is_not_found(l3):
 
 def test_unknown_table_name_is_refused_before_sending(l3):
     with pytest.raises(UnknownNameError) as info:
-        l3.client.insert_table_entry("no_such_table", {}, "drop")
+        l3.client.tables["no_such_table"].insert({}, "drop")
     assert info.value.code == "NOT_FOUND"
     assert "no table named 'no_such_table'" in info.value.message
     with pytest.raises(UnknownNameError):
-        l3.client.insert_table_entry(LPM, {"no_such_field": 1}, "drop")
+        l3.client.tables[LPM].insert({"no_such_field": 1}, "drop")
 
 
 def test_unknown_action_id_is_not_found(l3):
     entity = lpm_entity(l3, b"\x0a\x00\x01\x00", 24)
     entity.table_entry.action.action.action_id = 0x01FFFFFF
     expect_error("NOT_FOUND", l3.client.write, [insert(entity)])
-    assert l3.client.read_table_entries(LPM) == []
+    assert l3.client.tables[LPM].read() == []
 
 
 def test_wrong_key_width_is_invalid_and_changes_nothing(l3):
-    err = expect_error("INVALID_ARGUMENT", l3.client.insert_table_entry, LPM,
+    err = expect_error("INVALID_ARGUMENT", l3.client.tables[LPM].insert,
                        {DST: (1 << 32, 32)}, "ipv4_forward", {"dstAddr": NH1, "port": 1})
     assert "does not fit in 32 bits" in err.message
     expect_error("INVALID_ARGUMENT", l3.client.write,
@@ -191,7 +191,7 @@ def test_wrong_key_width_is_invalid_and_changes_nothing(l3):
     expect_error("INVALID_ARGUMENT", l3.client.write, [insert(lpm_entity(l3, b"", 24))])
     # a 9-bit port parameter cannot hold 512
     expect_error("INVALID_ARGUMENT", route, l3.client, "10.0.1.0/24", NH1, 512)
-    assert l3.client.read_table_entries(LPM) == []
+    assert l3.client.tables[LPM].read() == []
     assert l3.switch.process(1, frame("10.0.1.1")) == []
 
 
@@ -201,16 +201,16 @@ def test_bits_beyond_prefix_and_bad_prefix_lengths(l3):
                  [insert(lpm_entity(l3, b"\x0a\x00\x01\x00", 33))])
     # prefix length 0 is a wildcard that must be omitted
     expect_error("INVALID_ARGUMENT", l3.client.write, [insert(lpm_entity(l3, b"\x00", 0))])
-    assert l3.client.read_table_entries(LPM) == []
+    assert l3.client.tables[LPM].read() == []
 
 
 def test_priority_on_an_lpm_table_is_invalid(l3):
-    expect_error("INVALID_ARGUMENT", l3.client.insert_table_entry, LPM, {DST: "10.0.1.0/24"},
+    expect_error("INVALID_ARGUMENT", l3.client.tables[LPM].insert, {DST: "10.0.1.0/24"},
                  "ipv4_forward", {"dstAddr": NH1, "port": 1}, priority=5)
 
 
 def test_missing_parameter_is_invalid(l3):
-    err = expect_error("INVALID_ARGUMENT", l3.client.insert_table_entry, LPM,
+    err = expect_error("INVALID_ARGUMENT", l3.client.tables[LPM].insert,
                        {DST: "10.0.1.0/24"}, "ipv4_forward", {"dstAddr": NH1})
     assert "missing parameter port" in err.message
 
@@ -218,14 +218,14 @@ def test_missing_parameter_is_invalid(l3):
 def test_duplicate_insert_is_already_exists_and_keeps_the_entry(l3):
     route(l3.client, "10.0.1.0/24", NH1, 2)
     expect_error("ALREADY_EXISTS", route, l3.client, "10.0.1.0/24", NH2, 3)
-    assert l3.client.read_table_entries(LPM)[0]["params"] == {"dstAddr": 0x0101, "port": 2}
+    assert l3.client.tables[LPM].read()[0]["params"] == {"dstAddr": 0x0101, "port": 2}
     data = frame("10.0.1.7")
     assert l3.switch.process(1, data) == [(2, routed(data, NH1))]
 
 
 def test_delete_or_modify_of_a_missing_entry_is_not_found(l3):
-    expect_error("NOT_FOUND", l3.client.delete_table_entry, LPM, {DST: "10.0.1.0/24"})
-    expect_error("NOT_FOUND", l3.client.modify_table_entry, LPM, {DST: "10.0.1.0/24"},
+    expect_error("NOT_FOUND", l3.client.tables[LPM].delete, {DST: "10.0.1.0/24"})
+    expect_error("NOT_FOUND", l3.client.tables[LPM].modify, {DST: "10.0.1.0/24"},
                  "ipv4_forward", {"dstAddr": NH1, "port": 1})
 
 
@@ -247,7 +247,7 @@ def test_batch_reports_the_failing_update_and_applies_the_rest(l3):
     assert (err.code, err.index) == ("INVALID_ARGUMENT", 1)
     assert err.details == [UpdateError(1, "INVALID_ARGUMENT", err.message)]
     assert "parameter port" in err.message
-    installed = [e["match"][DST] for e in l3.client.read_table_entries(LPM)]
+    installed = [e["match"][DST] for e in l3.client.tables[LPM].read()]
     assert installed == [(0x0A000100, 24), (0x0A000300, 24)]
 
 
@@ -282,7 +282,7 @@ def test_only_the_primary_client_writes(l3):
                              election_id=(0, 0))
     assert l3.client.is_primary and not backup.is_primary
     expect_error("PERMISSION_DENIED", route, backup, "10.0.1.0/24", NH1, 1)
-    assert backup.read_table_entries(LPM) == []  # reads stay open
+    assert backup.tables[LPM].read() == []  # reads stay open
     route(l3.client, "10.0.1.0/24", NH1, 1)
 
 
@@ -290,46 +290,46 @@ def test_only_the_primary_client_writes(l3):
 
 
 def test_missing_exact_field_is_invalid(io):
-    err = expect_error("INVALID_ARGUMENT", io.client.insert_table_entry, "fwd", {}, "to_port",
+    err = expect_error("INVALID_ARGUMENT", io.client.tables["fwd"].insert, {}, "to_port",
                        {"port": 1})
     assert "missing exact match field hdr.ethernet.dstAddr" in err.message
-    assert io.client.read_table_entries("fwd") == []
+    assert io.client.tables["fwd"].read() == []
 
 
 def test_ternary_range_optional_priorities(io):
     c = io.client
     acl = "acl"
-    c.insert_table_entry(acl, {"srcAddr": (0x0A, 0xFF)}, "acl_redirect", {"port": 7}, priority=1)
-    c.insert_table_entry(acl, {"srcAddr": (0x0A, 0xFF), "etherType": (0x800, 0x8FF)},
+    c.tables[acl].insert({"srcAddr": (0x0A, 0xFF)}, "acl_redirect", {"port": 7}, priority=1)
+    c.tables[acl].insert({"srcAddr": (0x0A, 0xFF), "etherType": (0x800, 0x8FF)},
                          "acl_redirect", {"port": 8}, priority=5)
-    c.insert_table_entry(acl, {"ingress_port": 3, "srcAddr": (0, 0)}, "acl_drop", priority=9)
+    c.tables[acl].insert({"ingress_port": 3, "srcAddr": (0, 0)}, "acl_drop", priority=9)
     base = bytes.fromhex("000000000002" "00000000000a")
     ip, arp = base + b"\x08\x00" + b"x", base + b"\x08\x06" + b"x"
     assert io.switch.process(1, ip) == [(8, ip)]
     assert io.switch.process(1, arp) == [(8, arp)]
     assert io.switch.process(1, base + b"\x86\xdd" + b"x") == [(7, base + b"\x86\xddx")]
     assert io.switch.process(3, ip) == []
-    entries = io.client.read_table_entries(acl)
+    entries = io.client.tables[acl].read()
     assert [(e["priority"], e["match"]) for e in entries] == [
         (1, {"hdr.ethernet.srcAddr": (0x0A, 0xFF)}),
         (5, {"hdr.ethernet.srcAddr": (0x0A, 0xFF), "hdr.ethernet.etherType": (0x800, 0x8FF)}),
         (9, {"standard_metadata.ingress_port": 3}),
     ]
     # same match, different priority: a different entry
-    c.insert_table_entry(acl, {"srcAddr": (0x0A, 0xFF)}, "acl_drop", priority=2)
-    expect_error("ALREADY_EXISTS", c.insert_table_entry, acl, {"srcAddr": (0x0A, 0xFF)},
+    c.tables[acl].insert({"srcAddr": (0x0A, 0xFF)}, "acl_drop", priority=2)
+    expect_error("ALREADY_EXISTS", c.tables[acl].insert, {"srcAddr": (0x0A, 0xFF)},
                  "acl_drop", priority=2)
-    c.delete_table_entry(acl, {"srcAddr": (0x0A, 0xFF)}, priority=2)
-    expect_error("NOT_FOUND", c.delete_table_entry, acl, {"srcAddr": (0x0A, 0xFF)}, priority=3)
+    c.tables[acl].delete({"srcAddr": (0x0A, 0xFF)}, priority=2)
+    expect_error("NOT_FOUND", c.tables[acl].delete, {"srcAddr": (0x0A, 0xFF)}, priority=3)
 
 
 def test_priority_rules_and_dont_care_encodings(io):
     c = io.client
-    expect_error("INVALID_ARGUMENT", c.insert_table_entry, "acl", {"srcAddr": (1, 0xFF)},
+    expect_error("INVALID_ARGUMENT", c.tables["acl"].insert, {"srcAddr": (1, 0xFF)},
                  "acl_drop")
-    expect_error("INVALID_ARGUMENT", c.insert_table_entry, "acl", {"srcAddr": (0x100, 0xFF)},
+    expect_error("INVALID_ARGUMENT", c.tables["acl"].insert, {"srcAddr": (0x100, 0xFF)},
                  "acl_drop", priority=1)
-    expect_error("INVALID_ARGUMENT", c.insert_table_entry, "acl", {"etherType": (9, 2)},
+    expect_error("INVALID_ARGUMENT", c.tables["acl"].insert, {"etherType": (9, 2)},
                  "acl_drop", priority=1)
     table = c.names.table("acl")
     entity = pb.Entity()
@@ -349,16 +349,16 @@ def test_priority_rules_and_dont_care_encodings(io):
     fm.exact.value = b"\x01"
     err = expect_error("INVALID_ARGUMENT", c.write, [insert(entity)])
     assert "is range, got a exact match" in err.message
-    assert c.read_table_entries("acl") == []
+    assert c.tables["acl"].read() == []
 
 
 def test_const_default_action_is_permission_denied(io):
-    expect_error("PERMISSION_DENIED", io.client.set_default_action, "acl", "acl_drop")
+    expect_error("PERMISSION_DENIED", io.client.tables["acl"].default.modify, "acl_drop")
 
 
 def test_action_scope_and_table_membership(io):
     with pytest.raises(UnknownNameError):
-        io.client.insert_table_entry("fwd", {"dstAddr": 1}, "acl_drop")
+        io.client.tables["fwd"].insert({"dstAddr": 1}, "acl_drop")
     entity = pb.Entity()
     te = entity.table_entry
     te.table_id = io.client.names.table("fwd").preamble.id
@@ -374,8 +374,7 @@ def test_action_scope_and_table_membership(io):
 def test_sample_with_p4c_p4info_and_named_key_fields(samples, make):
     p4info = load_text(samples / "match-on-exprs-bmv2.p4info.txtpb")
     rig = make(samples / "match-on-exprs-bmv2.p4", p4info)
-    rig.client.insert_table_entry(
-        "t1",
+    rig.client.tables["t1"].insert(
         {"ethernet.srcAddr.slice": 0x1F, "dstAddr_lsbs": 0x010101010101,
          "etherType_less_10": 0xF00F},
         "foo",
@@ -390,7 +389,7 @@ def test_sample_with_p4c_p4info_and_named_key_fields(samples, make):
 
 def test_const_entries_are_read_and_protected(samples, make):
     rig = make(samples / "table-entries-ternary-bmv2.p4")
-    entries = rig.client.read_table_entries("t_ternary")
+    entries = rig.client.tables["t_ternary"].read()
     assert [(e["match"], e["params"], e["is_const"]) for e in entries] == [
         ({"h.h.t": (0x1111 & 0xF, 0xF)}, {"x": 1}, True),
         ({"h.h.t": (0x1187, 0xFFFF)}, {"x": 2}, True),
@@ -399,11 +398,11 @@ def test_const_entries_are_read_and_protected(samples, make):
     ]
     priorities = [e["priority"] for e in entries]
     assert priorities == sorted(priorities, reverse=True) and min(priorities) > 0
-    expect_error("PERMISSION_DENIED", rig.client.insert_table_entry, "t_ternary",
+    expect_error("PERMISSION_DENIED", rig.client.tables["t_ternary"].insert,
                  {"h.h.t": (0x2222, 0xFFFF)}, "a", priority=100)
-    expect_error("PERMISSION_DENIED", rig.client.delete_table_entry, "t_ternary",
+    expect_error("PERMISSION_DENIED", rig.client.tables["t_ternary"].delete,
                  {"h.h.t": (0x1187, 0xFFFF)}, priority=priorities[1])
-    assert len(rig.client.read_table_entries("t_ternary")) == 4
+    assert len(rig.client.tables["t_ternary"].read()) == 4
 
 
 def _wildcard(rig, table: str) -> object:

@@ -53,22 +53,44 @@ COLLECTOR_PORT = 500
 N = 300
 
 
+class EngineTable:
+    """``client.tables[name]`` of an EngineClient: entries and the default
+    entry written straight into the engine switch."""
+
+    def __init__(self, sw: Switch, name: str) -> None:
+        self.sw = sw
+        self.name = name
+        self.default = self
+
+    def insert(self, match: dict[str, Any], action: str, params: dict[str, int],
+               priority: int | None = None) -> None:
+        specs = {k: RangeMatch(*v) if isinstance(v, tuple) else Exact(v)
+                 for k, v in match.items()}
+        self.sw.table_add(self.name, specs, action, params, priority=priority)
+
+    def modify(self, action: str, params: dict[str, int]) -> None:  # as default.modify
+        self.sw.table_set_default(self.name, action, params)
+
+
+class EngineTables(dict[str, EngineTable]):
+    def __init__(self, sw: Switch) -> None:
+        super().__init__()
+        self.sw = sw
+
+    def __missing__(self, name: str) -> EngineTable:
+        table = self[name] = EngineTable(self.sw, name)
+        return table
+
+
 class EngineClient:
     """The P4Runtime calls ``configure_switch`` makes, on an engine switch."""
 
     def __init__(self, sw: Switch) -> None:
         self.sw = sw
+        self.tables = EngineTables(sw)
+        self.clone_sessions = self
 
-    def insert_table_entry(self, table: str, match: dict[str, Any], action: str,
-                           params: dict[str, int], priority: int | None = None) -> None:
-        specs = {k: RangeMatch(*v) if isinstance(v, tuple) else Exact(v)
-                 for k, v in match.items()}
-        self.sw.table_add(table, specs, action, params, priority=priority)
-
-    def set_default_action(self, table: str, action: str, params: dict[str, int]) -> None:
-        self.sw.table_set_default(table, action, params)
-
-    def write_clone_session(self, session: int, ports: list[int]) -> None:
+    def insert(self, session: int, ports: list[int]) -> None:  # as clone_sessions.insert
         [port] = ports
         self.sw.mirroring_add(session, port)
 

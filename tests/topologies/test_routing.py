@@ -18,16 +18,27 @@ from controller.routing import (
 from topologies.generators import build_topology, fat_tree, line, watts_strogatz
 from topologies.model import Topology, TopologyError, mac_to_int, switch_mac
 
+Call = tuple[str, dict[str, Any], str, dict[str, int], int | None]
+
+
+class FakeTable:
+    """Records ``insert`` calls as a P4RuntimeClient table would receive them."""
+
+    def __init__(self, name: str, calls: list[Call]) -> None:
+        self.name = name
+        self.calls = calls
+
+    def insert(self, match: dict[str, Any], action: str, params: dict[str, int],
+               priority: int | None = None) -> None:
+        self.calls.append((self.name, match, action, params, priority))
+
 
 class FakeClient:
-    """Records insert_table_entry calls as P4RuntimeClient would receive them."""
+    """The routing tables' inserts, in order, as ``calls``."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, dict[str, Any], str, dict[str, int], int | None]] = []
-
-    def insert_table_entry(self, table: str, match: dict[str, Any], action: str,
-                           params: dict[str, int], priority: int | None = None) -> None:
-        self.calls.append((table, match, action, params, priority))
+        self.calls: list[Call] = []
+        self.tables = {t: FakeTable(t, self.calls) for t in (LPM_TABLE, ECMP_TABLE)}
 
 
 def route_to(routes: dict[str, list[Route]], switch: str, ip: str) -> Route:
