@@ -13,7 +13,7 @@ against what was sent, kernel drops included (received + drops = sent);
 and the ceilings per core it implies.
 
 Reports are TR v2.0 carrying INT-MD v2.0 over UDP, 6 hops, all nine
-baseline instructions (bits 0-8), 100 flows: ``controller.intcollector.synthetic``'s
+baseline instructions (bits 0-8), 100 flows: ``sinks.intcollector.synthetic``'s
 template (struct, from ``docs/telemetry_report_format.md``) with the
 per-report values written here with numpy, independently of the parser.
 Each target (2,000,000 reports/s batch; 1,000,000 reports/s live, and
@@ -35,12 +35,13 @@ from typing import Any
 import numpy as np
 
 from common.paths import child_env
-from controller.intcollector import mmsg
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.receiver import DEFAULT_BATCH, UdpReceiver, warm_up
-from controller.intcollector.reports import parse_rows
-from controller.intcollector.stores import MemoryStore
-from controller.intcollector.synthetic import (
+from common.wallclock import WallClock
+from sinks.intcollector import mmsg
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.receiver import DEFAULT_BATCH, UdpReceiver, warm_up
+from sinks.intcollector.reports import parse_rows
+from sinks.intcollector.stores import MemoryStore
+from sinks.intcollector.synthetic import (
     GROUP,
     HOP_BYTES,
     HOP_FIELDS,
@@ -49,7 +50,6 @@ from controller.intcollector.synthetic import (
     report_length,
     template,
 )
-from controller.wallclock import WallClock
 
 TARGET = {"batch_reports_per_s": 2_000_000, "live_reports_per_s": 1_000_000,
           "live_loss_free_rate": 500_000, "max_loss": 0.001}

@@ -32,11 +32,11 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from controller.flowcache.cache import FlowCache, PacketBatch
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.ingest import rows_to_batch
-from controller.flowcache.shards import ShardWorkers, SharedBatch, split
-from controller.flowcache.trace import TraceSpec, generate
+from sinks.flowcache.cache import FlowCache, PacketBatch
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.ingest import rows_to_batch
+from sinks.flowcache.shards import ShardWorkers, SharedBatch, split
+from sinks.flowcache.trace import TraceSpec, generate
 
 TARGET = {"one_core_packets_per_s": 1_000_000, "two_worker_scaling": 1.7}
 FLOWS = 100_000

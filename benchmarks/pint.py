@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from controller.pint.dynamic import LatencySketches, encode_samples
-from controller.pint.engine import Aggregation, Query, plan_queries
-from controller.pint.hashing import GlobalHashes
-from controller.pint.pathtrace import PathCoding, trace_paths
-from controller.pint.peeling import peel
-from controller.pint.recorder import Recorder
-from controller.pint.simulate import flow_packet_ids
-from controller.pint.values import ValueCodec, max_aggregate
+from sinks.pint.dynamic import LatencySketches, encode_samples
+from sinks.pint.engine import Aggregation, Query, plan_queries
+from sinks.pint.hashing import GlobalHashes
+from sinks.pint.pathtrace import PathCoding, trace_paths
+from sinks.pint.peeling import peel
+from sinks.pint.recorder import Recorder
+from sinks.pint.simulate import flow_packet_ids
+from sinks.pint.values import ValueCodec, max_aggregate
 
 HOPS = 36
 FLOW_PACKETS = 5000

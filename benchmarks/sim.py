@@ -219,6 +219,7 @@ MODULE_PARTS: tuple[tuple[str, str], ...] = (
     ("traffic", "traffic"),
     ("orchestration", "orchestration"),
     ("controller", "controller"),
+    ("sinks", "sinks"),
 )
 """The sim's parts by module (a longer prefix before a shorter one): how
 ``--profile`` and ``--sample`` group time."""

@@ -99,7 +99,7 @@ class Network(Protocol):
 
     @property
     def clock(self) -> Any:
-        """The clock apps schedule on (``controller.clock.Clock``)."""
+        """The clock apps schedule on (``common.clock.Clock``)."""
 
     @property
     def app_lock(self) -> AbstractContextManager[Any]:

@@ -129,14 +129,15 @@ def test_a_system_id_is_registered_once() -> None:
 
 
 def test_every_registered_system_has_its_pieces_under_its_id() -> None:
-    """The one name: a system's id names its control plane, its
-    experiments, its docs and its tests, and its command module when it
-    has a command group."""
+    """The one name: a system's id names its control plane or its sink (or
+    both), its experiments, its docs and its tests, and its command module
+    when it has a command group."""
     root = Path(__file__).resolve().parents[1]
     from p4src import program_path
 
     for system in systems.SYSTEMS.values():
-        assert (root / "controller" / system.id).is_dir(), system.id
+        assert any((root / part / system.id).is_dir() for part in ("controller", "sinks")), \
+            system.id
         assert (root / "experiments" / system.id / "figures.py").is_file(), system.id
         assert (root / "docs" / f"{system.id}.md").is_file(), system.id
         assert (root / "tests" / system.id).is_dir(), system.id

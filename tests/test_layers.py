@@ -7,8 +7,10 @@ third-party code; nothing else):
 0. common, p4proto, p4src: neutral helpers, no intbed package; fastpath
    (the compiled fast path's loader and build): common only.
 1. dataplane, topologies, traffic: level 0 only, not each other.
-2. controller: level 0, topologies, traffic; never dataplane (it talks to
-   switches over P4Runtime, as it would to hardware).
+2. sinks (host-side collectors, stores, decoders): level 0, topologies,
+   traffic; controller (control-plane apps): the same and sinks. Neither
+   imports dataplane (they talk to switches over P4Runtime and sockets,
+   as they would to hardware).
 3. orchestration: levels 0-2.
 4. experiments, benchmarks: levels 0-3, not each other.
 5. intbed (the CLI): anything.
@@ -40,11 +42,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "dataplane": LEVEL0,
     "topologies": LEVEL0,
     "traffic": LEVEL0,
-    "controller": LEVEL0 | {"topologies", "traffic"},
-    "orchestration": LEVEL0 | {"dataplane", "topologies", "traffic", "controller"},
-    "experiments": LEVEL0 | {"dataplane", "topologies", "traffic", "controller",
+    "sinks": LEVEL0 | {"topologies", "traffic"},
+    "controller": LEVEL0 | {"topologies", "traffic", "sinks"},
+    "orchestration": LEVEL0 | {"dataplane", "topologies", "traffic", "sinks", "controller"},
+    "experiments": LEVEL0 | {"dataplane", "topologies", "traffic", "sinks", "controller",
                              "orchestration"},
-    "benchmarks": LEVEL0 | {"dataplane", "topologies", "traffic", "controller",
+    "benchmarks": LEVEL0 | {"dataplane", "topologies", "traffic", "sinks", "controller",
                             "orchestration"},
 }
 PACKAGES = frozenset(ALLOWED) | {"intbed"}

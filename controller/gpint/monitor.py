@@ -39,7 +39,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from controller.clock import Clock
+from common.clock import Clock
 from controller.gpint.probe import (
     DEFAULT_ADDRESSES,
     KIND_FEEDBACK,

@@ -79,8 +79,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from common.clock import Clock
 from common.errors import IntbedError
-from controller.clock import Clock
 from controller.gpint.probe import KIND_FEEDBACK, KIND_NOTICE, KIND_PROBE, Probe
 
 UNAVAILABLE = "unavailable"

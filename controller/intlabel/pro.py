@@ -35,12 +35,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
+from common.clock import Clock
 from common.errors import InvalidValueError
-from controller.clock import Clock
-from controller.intlabel.aging import EPSILON_S, AgingStore
 from controller.intlabel.config import PORT_KEY, SHIFT_ACTION, SHIFT_PARAM, SHIFT_TABLE
-from controller.intlabel.database import IntDatabase, IntRecord, Key
 from controller.p4rt.errors import P4RuntimeError
+from sinks.intlabel.aging import EPSILON_S, AgingStore
+from sinks.intlabel.database import IntDatabase, IntRecord, Key
 
 # int_label.p4: S >= 48 (the timestamps' width) labels every packet.
 LABEL_ALL_SHIFT = 48

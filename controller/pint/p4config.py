@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from common.errors import InvalidValueError
-
-from .engine import Aggregation, ExecutionPlan
-from .hashing import TWO32, GlobalHashes
-from .pathtrace import MAX_HOPS, PathCoding
-from .values import ValueCodec
+from sinks.pint.engine import Aggregation, ExecutionPlan
+from sinks.pint.hashing import TWO32, GlobalHashes
+from sinks.pint.pathtrace import MAX_HOPS, PathCoding
+from sinks.pint.values import ValueCodec
 
 __all__ = [
     "REPORT_SESSION",

@@ -1,5 +1,5 @@
 """Feng et al.'s SmartNIC flow-cache INT sink (section IV), run on
-``controller.flowcache``: ``figures`` registers ``flowcache-fig3`` (throughput
+``sinks.flowcache``: ``figures`` registers ``flowcache-fig3`` (throughput
 vs hops x instructions and vs event rate, ``throughput``), ``-fig4`` (host
 readers needed vs event rate, into a private Redis, ``readers``), ``-fig5``
 (update, eviction and notification latency, ``latency``) and ``-fig6``

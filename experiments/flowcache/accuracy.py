@@ -22,9 +22,12 @@ from typing import Any
 import numpy as np
 
 from common.seeds import derive_seed
-from controller.flowcache.cache import FlowCache
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.layout import (
+from experiments.checks import positive
+from experiments.flowcache.workload import HARDWARE_NOTE, MAX_HOPS, PAPER, SYNTHETIC_NOTE, packets
+from experiments.framework import Context, Experiment, Headline, Param, Result, register, write_csv
+from sinks.flowcache.cache import FlowCache
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.layout import (
     HOP_LATENCY,
     LINK_UTILIZATION,
     MEASURED,
@@ -32,10 +35,7 @@ from controller.flowcache.layout import (
     SWITCH_ID,
     T_E2E_LATENCY,
 )
-from controller.flowcache.trace import TraceSpec
-from experiments.checks import positive
-from experiments.flowcache.workload import HARDWARE_NOTE, MAX_HOPS, PAPER, SYNTHETIC_NOTE, packets
-from experiments.framework import Context, Experiment, Headline, Param, Result, register, write_csv
+from sinks.flowcache.trace import TraceSpec
 
 E2E_EDGES = tuple(range(0, 800, 25))
 """Bins of the end-to-end latency: 5 hops of mean 50 give a mean of 250."""

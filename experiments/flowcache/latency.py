@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 
 from common.seeds import derive_seed
-from controller.flowcache.cache import FlowCache, PacketBatch
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.trace import TraceSpec
 from experiments.checks import positive, within
 from experiments.flowcache.workload import HARDWARE_NOTE, MAX_HOPS, PAPER, packets, shifted
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
+from sinks.flowcache.cache import FlowCache, PacketBatch
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.trace import TraceSpec
 
 OPERATIONS = ("update", "eviction", "notification")
 PAPER_MEDIAN_MAX_NS = 5_000.0

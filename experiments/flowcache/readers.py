@@ -26,10 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from controller.flowcache.cache import Events, FlowCache, PacketBatch
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.redis_sink import PIPELINE_CHUNK, PartialWrite, RedisSink, RingReaders
-from controller.flowcache.trace import TraceSpec
 from experiments.checks import positive, within
 from experiments.flowcache.workload import HARDWARE_NOTE, MAX_HOPS, PAPER, packets
 from experiments.framework import (
@@ -42,6 +38,10 @@ from experiments.framework import (
     register,
 )
 from orchestration.redis_server import RedisServer, RedisServerError
+from sinks.flowcache.cache import Events, FlowCache, PacketBatch
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.redis_sink import PIPELINE_CHUNK, PartialWrite, RedisSink, RingReaders
+from sinks.flowcache.trace import TraceSpec
 
 PAPER_READERS = 8
 PAPER_EVENTS = 1.6e6
@@ -234,7 +234,7 @@ def _notes(p: dict[str, Any], rows: list[dict[str, Any]], capacity: float,
            epp: float) -> list[str]:
     return [
         HARDWARE_NOTE,
-        f"Readers are RingReaders threads (controller.flowcache.redis_sink) writing each event "
+        f"Readers are RingReaders threads (sinks.flowcache.redis_sink) writing each event "
         f"as a stream entry (XADD, MULTI/EXEC chunks of 2,000) to a private redis-server; one "
         f"thread writes {capacity:,.0f} events/s alone on this machine (the calibration), "
         f"about {PAPER_EVENTS / PAPER_READERS / capacity:.0f} times less than each of the "

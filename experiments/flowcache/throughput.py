@@ -19,9 +19,6 @@ from typing import Any
 import numpy as np
 
 from common.seeds import derive_seed
-from controller.flowcache.cache import FlowCache
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.trace import QUEUE_MAX, TraceSpec
 from experiments.checks import positive, within
 from experiments.flowcache.workload import (
     HARDWARE_NOTE,
@@ -34,6 +31,9 @@ from experiments.flowcache.workload import (
     warm_and_time,
 )
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
+from sinks.flowcache.cache import FlowCache
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.trace import QUEUE_MAX, TraceSpec
 
 PAPER_5X4_PPS = 6.57e6
 PAPER_1X1_PPS = 11e6
@@ -247,4 +247,4 @@ register(Experiment(
            check=positive)],
     compute, plot,
     description="Packets per CPU second of one core through the numba flow cache "
-                "(controller.flowcache), beside the SmartNIC's packets per second."))
+                "(sinks.flowcache), beside the SmartNIC's packets per second."))

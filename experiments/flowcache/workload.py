@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from controller.flowcache.cache import FlowCache, PacketBatch
-from controller.flowcache.ingest import rows_to_batch
-from controller.flowcache.trace import ORIGINAL_FRAME, TraceSpec, generate
+from sinks.flowcache.cache import FlowCache, PacketBatch
+from sinks.flowcache.ingest import rows_to_batch
+from sinks.flowcache.trace import ORIGINAL_FRAME, TraceSpec, generate
 
 PAPER = ("A SmartNIC-Accelerated Monitoring Platform for In-band Network Telemetry "
          "(Feng et al.), section IV")

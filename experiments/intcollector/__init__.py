@@ -1,5 +1,5 @@
 """INTCollector (Van Tu et al., CNSM 2018): the evaluation's figures 9-11
-and the storage comparison of section V-B2, run on ``controller.intcollector``.
+and the storage comparison of section V-B2, run on ``sinks.intcollector``.
 
 ``figures`` registers ``intcollector-fig9``, ``-fig10``, ``-fig11`` and
 ``-storage``; ``reports`` writes the TR v0.5 / INT v0.5 reports they feed,

@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 
 from common.paths import child_env
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.receiver import DEFAULT_BATCH, DEFAULT_LINGER_S
-from controller.intcollector.stores import SqliteStore, Store, encode_lines
-from controller.wallclock import WallClock
+from common.wallclock import WallClock
 from experiments.framework import ExperimentError
 from experiments.intcollector.reports import ALL_INSTRUCTIONS, ReportWriter, random_flows
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.receiver import DEFAULT_BATCH, DEFAULT_LINGER_S
+from sinks.intcollector.stores import SqliteStore, Store, encode_lines
 
 CONFIGS: dict[str, CollectorConfig] = {
     "detection": CollectorConfig(),

@@ -29,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from controller.clock import VirtualClock
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.reports import DEFAULT_SIGNAL
-from controller.intcollector.stores import SqliteStore
+from common.clock import VirtualClock
 from experiments.intcollector.reports import ReportWriter, random_flows
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.reports import DEFAULT_SIGNAL
+from sinks.intcollector.stores import SqliteStore
 
 BASE_NS = 100.0
 NS_PER_PACKET = 120.0  # 1,500 bytes at 100 Gb/s

@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 
+from common.clock import VirtualClock
 from common.seeds import derive_seed
-from controller.clock import VirtualClock
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.stores import SqliteStore
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from experiments.intcollector.fattree import PortLoads, fat_tree_flows
 from experiments.intcollector.params import PAPER, even_arity, non_negative, positive
 from experiments.intcollector.reports import ALL_INSTRUCTIONS, ReportWriter
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.stores import SqliteStore
 
 PAPER_K, PAPER_KEYS, PAPER_E, PAPER_P = 22, 110_240, 1000.0, 10.0
 

@@ -5,7 +5,7 @@ Packets (a): INT sends one probe that every hop stamps; INT-label's
 specific-flow telemetry (section 3.3) samples one packet at the first hop
 and sets its INT_num to MAX_hop, so every later hop labels it with
 probability f = INT_num / (MAX_hop - 1) >= 1: one labeled packet carries
-the whole path. PINT is measured: flows through ``controller.pint``'s
+the whole path. PINT is measured: flows through ``sinks.pint``'s
 encoders and decoder at the paper's 16-bit budget (32-bit switch ids, so
 two fragments), beside the online decoder's exact expectation. Extra bits
 (b): INT = the probe's own headers (Ethernet 14 B, IPv4 20 B, UDP 8 B) +
@@ -21,10 +21,10 @@ import math
 from typing import Any
 
 from common.seeds import derive_seed
-from controller.intlabel.report import ITEM_BYTES
-from controller.pint.pathtrace import MAX_HOPS
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from experiments.pint.figures import LABELS, _schemes_check, measure
+from sinks.intlabel.report import ITEM_BYTES
+from sinks.pint.pathtrace import MAX_HOPS
 
 PAPER = ("INT-label: Lightweight In-band Network-Wide Telemetry via Distributed Labeling "
          "(Song et al.), section 6, Fig. 22")

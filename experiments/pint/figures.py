@@ -2,11 +2,11 @@
 
 One point is (scheme, bit budget, path length): ``flows`` flows, each with
 its own random 5-tuple and random 32-bit switch ids, go through the
-switches' encoding rules and the sink's decoder (``controller.pint``);
+switches' encoding rules and the sink's decoder (``sinks.pint``);
 each flow's count is the packet after which its whole path was known.
 Both decoders are measured: the default one, which keeps undecoded
 digests, and the online one, which keeps none and whose expectation
-``controller.pint.analysis`` computes exactly (the analytic curve; for the
+``sinks.pint.analysis`` computes exactly (the analytic curve; for the
 Baseline it is the coupon collector ``kF H_kF``). Switches do not know a
 flow's path length, so XOR's ``p`` and the hybrid's ``(tau, p)`` are set
 once for a design length (the longest swept unless given). The 16-bit
@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from common.seeds import derive_seed
-from controller.pint.analysis import online_expected, reservoir_expected, tuned_hybrid
-from controller.pint.pathtrace import MAX_HOPS, PathCoding
-from controller.pint.simulate import trace_flows
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
+from sinks.pint.analysis import online_expected, reservoir_expected, tuned_hybrid
+from sinks.pint.pathtrace import MAX_HOPS, PathCoding
+from sinks.pint.simulate import trace_flows
 
 PAPER = "PINT: Probabilistic In-band Network Telemetry (Ben Basat et al.), section 4"
 SCHEMES = ("reservoir", "xor", "hybrid")

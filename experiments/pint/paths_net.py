@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from controller.pint.analysis import online_expected, tuned_hybrid
-from controller.pint.engine import fragments
-from controller.pint.pathtrace import PathCoding
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from orchestration.network import RunEnv
+from sinks.pint.analysis import online_expected, tuned_hybrid
+from sinks.pint.engine import fragments
+from sinks.pint.pathtrace import PathCoding
 
 PAPER = "PINT: Probabilistic In-band Network Telemetry (Ben Basat et al.), section 4"
 DESIGN_HOPS = 5

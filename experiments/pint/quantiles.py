@@ -6,7 +6,7 @@ of flow ``f`` is lognormal, median ``m`` drawn log-uniformly in
 [2, 200] us and shape ``sigma`` uniformly in [0.3, 1.0] per (switch,
 flow), independent per packet (seeded). Every packet's digest carries one
 hop's value in ``value_bits`` bits (reservoir sampling over the path and
-value approximation, ``controller.pint.dynamic.encode_samples``); the sink
+value approximation, ``sinks.pint.dynamic.encode_samples``); the sink
 recomputes which hop wrote and feeds a KLL sketch of size ``k`` per
 (flow, hop). At each packet count the sketch's median and p99 are scored
 in rank: against the samples it was fed (the KLL error alone, bounded by
@@ -25,12 +25,12 @@ import numpy as np
 
 from common import samebits
 from common.seeds import derive_seed
-from controller.pint.dynamic import LatencySketches, encode_samples, sampled_hops
-from controller.pint.hashing import GlobalHashes
-from controller.pint.pathtrace import MAX_HOPS
-from controller.pint.simulate import flow_packet_ids
-from controller.pint.values import ValueCodec
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
+from sinks.pint.dynamic import LatencySketches, encode_samples, sampled_hops
+from sinks.pint.hashing import GlobalHashes
+from sinks.pint.pathtrace import MAX_HOPS
+from sinks.pint.simulate import flow_packet_ids
+from sinks.pint.values import ValueCodec
 
 PAPER = "PINT: Probabilistic In-band Network Telemetry (Ben Basat et al.), sections 4.1 and 5"
 QUANTILES = (0.5, 0.99)

@@ -1,5 +1,5 @@
 """``intbed flowcache``: the flow-cache INT sink on a capture, and the
-synthetic traces it is measured on (logic in ``controller.flowcache``;
+synthetic traces it is measured on (logic in ``sinks.flowcache``;
 docs/flowcache.md)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def trace_command(out: Path, packets: int, flows: int, hops: int, instructions: 
                   rate: float, seed: int) -> None:
     """Write a synthetic INT v2.0 trace (64-byte packets, heavy-tailed
     flows, exponential values) as a pcap."""
-    from controller.flowcache.trace import TraceSpec, generate, write_pcap
+    from sinks.flowcache.trace import TraceSpec, generate, write_pcap
 
     if packets < flows:
         raise InvalidValueError(f"--packets {packets} is less than --flows {flows}: every "
@@ -87,10 +87,10 @@ def replay_command(pcap: Path, rows: int, buckets: int, max_hops: int, aging_ms:
     """Feed an Ethernet capture of INT packets through the flow cache and
     print what came out: packets taken and skipped, evictions, events by
     type, counters; with --redis, also store them."""
-    from controller.flowcache.cache import Events, Evictions, FlowCache
-    from controller.flowcache.config import FlowCacheConfig
-    from controller.flowcache.ingest import IngestStats, pcap_batches
-    from controller.flowcache.layout import EVENT_BITS, EVICT_REASONS
+    from sinks.flowcache.cache import Events, Evictions, FlowCache
+    from sinks.flowcache.config import FlowCacheConfig
+    from sinks.flowcache.ingest import IngestStats, pcap_batches
+    from sinks.flowcache.layout import EVENT_BITS, EVICT_REASONS
 
     period = int(aging_ms * 1_000_000)
     config = FlowCacheConfig(rows=rows, buckets=buckets, max_hops=max_hops,
@@ -152,8 +152,8 @@ def replay_command(pcap: Path, rows: int, buckets: int, max_hops: int, aging_ms:
 
 
 def _redis_sink(spec: str, stack: ExitStack) -> Any:
-    from controller.flowcache.redis_sink import RedisSink
     from orchestration.redis_server import RedisServer, connect
+    from sinks.flowcache.redis_sink import RedisSink
 
     if spec == "private":
         server = stack.enter_context(RedisServer())

@@ -1,6 +1,6 @@
 """``intbed collector``: the INT collector on live UDP reports or a pcap,
 writing to SQLite or InfluxDB 1.x, and reading a series back (logic in
-``controller.intcollector``; the private influxd in ``orchestration``)."""
+``sinks.intcollector``; the private influxd in ``orchestration``)."""
 
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ import click
 from common.errors import IntbedError
 
 if TYPE_CHECKING:
-    from controller.intcollector.pipeline import CollectorConfig, Counters
-    from controller.intcollector.stores.base import Point, Store
     from orchestration.influx_server import InfluxServer
+    from sinks.intcollector.pipeline import CollectorConfig, Counters
+    from sinks.intcollector.stores.base import Point, Store
 
 STORE_HELP = ("Where points go: sqlite:PATH, influx:http://HOST:PORT/DB, influx:private "
               "(a private influxd, removed at exit) or none (counted only).")
-DEFAULT_REPORT_PORT = 32766  # controller.intcollector.receiver.DEFAULT_PORT, for --help
+DEFAULT_REPORT_PORT = 32766  # sinks.intcollector.receiver.DEFAULT_PORT, for --help
 
 
 class StoreSpecError(IntbedError):
@@ -103,7 +103,7 @@ def open_store(spec: str, *, for_writing: bool = True) -> OpenedStore:
         path = Path(rest)
         if not for_writing and not path.is_file():
             raise StoreSpecError(f"--store {spec}: no such SQLite file {path}")
-        from controller.intcollector.stores.sqlite import SqliteStore
+        from sinks.intcollector.stores.sqlite import SqliteStore
 
         try:
             return OpenedStore(spec, SqliteStore(path))
@@ -113,15 +113,15 @@ def open_store(spec: str, *, for_writing: bool = True) -> OpenedStore:
         if not for_writing:
             raise StoreSpecError("--store influx:private is removed when its run ends: "
                                  "query a server that keeps running (influx:URL/DB)")
-        from controller.intcollector.stores.influx import InfluxWriter
         from orchestration.influx_server import InfluxServer
+        from sinks.intcollector.stores.influx import InfluxWriter
 
         server = InfluxServer().start()
         return OpenedStore(spec, InfluxWriter(server.url, server.db), (server.url, server.db),
                            server)
     if kind == "influx" and sep and rest:
-        from controller.intcollector.stores.influx import InfluxWriter
         from orchestration.influx_server import ping
+        from sinks.intcollector.stores.influx import InfluxWriter
 
         url, db = parse_influx(spec)
         ping(url)
@@ -133,8 +133,8 @@ def open_store(spec: str, *, for_writing: bool = True) -> OpenedStore:
 def collector_config(thresholds: Sequence[str], period: float, no_events: bool,
                      time_origin_ns: int = 0) -> CollectorConfig:
     """CollectorConfig from the options; a bad threshold or period is one line."""
-    from controller.intcollector.events import Thresholds
-    from controller.intcollector.pipeline import CollectorConfig
+    from sinks.intcollector.events import Thresholds
+    from sinks.intcollector.pipeline import CollectorConfig
 
     values: dict[str, float] = {}
     for item in thresholds:
@@ -235,9 +235,9 @@ def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], perio
                 linger: float, prometheus_port: int | None, as_json: bool) -> None:
     """Collect reports from a UDP socket until Ctrl-C or --seconds, then
     print the counters."""
-    from controller.intcollector.pipeline import Collector
-    from controller.intcollector.receiver import UdpReceiver, parse_listen
-    from controller.wallclock import WallClock
+    from common.wallclock import WallClock
+    from sinks.intcollector.pipeline import Collector
+    from sinks.intcollector.receiver import UdpReceiver, parse_listen
 
     if batch < 1 or max_datagram < 1 or not linger >= 0:
         raise IntbedError("--batch and --max-datagram must be positive, --linger >= 0")
@@ -255,7 +255,7 @@ def run_command(listen: str, store_spec: str, thresholds: tuple[str, ...], perio
                                linger_s=linger)
         where = f"{receiver.address[0]}:{receiver.port}"
         if prometheus_port is not None:
-            from controller.intcollector.prometheus import PrometheusEndpoint
+            from sinks.intcollector.prometheus import PrometheusEndpoint
 
             try:
                 endpoint = PrometheusEndpoint(coll, prometheus_port, host, receiver)
@@ -314,7 +314,7 @@ def replay_command(pcap: Path, store_spec: str, thresholds: tuple[str, ...], per
                    no_events: bool, port: int, batch: int, as_json: bool) -> None:
     """Replay the reports of a pcap file as fast as possible, in the
     capture's time, and print reports/s and the counters."""
-    from controller.intcollector.replay import replay
+    from sinks.intcollector.replay import replay
 
     if batch < 1:
         raise IntbedError("--batch must be positive")

@@ -582,7 +582,7 @@ class LiveNetwork:
     def clock(self) -> Any:
         """A ``WallClock`` whose callbacks hold ``app_lock`` (made at first use)."""
         if self._clock is None:
-            from controller.wallclock import WallClock
+            from common.wallclock import WallClock
 
             self._clock = WallClock(lock=self._app_lock)
             self._origin_mono = time.monotonic() - self._clock.now()

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 
 from common.checksum import internet_checksum
 from common.seeds import derive_seed
-from controller.pint.engine import Aggregation, ExecutionPlan, Query, plan_queries
 from controller.pint.p4config import configure_switch, pint_writes
-from controller.pint.pathtrace import PathCoding
-from controller.pint.peeling import PathDecode
-from controller.pint.recorder import FlowProblem, Recorder
-from controller.pint.sink_reports import Flow, SinkReports
 from orchestration.network import COLLECTOR_MAC, COLLECTOR_PORT, Network
+from sinks.pint.engine import Aggregation, ExecutionPlan, Query, plan_queries
+from sinks.pint.pathtrace import PathCoding
+from sinks.pint.peeling import PathDecode
+from sinks.pint.recorder import FlowProblem, Recorder
+from sinks.pint.sink_reports import Flow, SinkReports
 from topologies.model import Topology, ip_to_int, mac_to_int, switch_mac
 
 PROGRAM = "pint"

@@ -5,7 +5,7 @@ Every host runs a sender and a receiver. A flow's data packets are UDP to
 port ``DATA_PORT`` carrying (flow id, sequence number, data bytes) and up to
 ``MSS`` data bytes; the receiver answers each with an ACK to ``ACK_PORT``
 that echoes the telemetry the data packet collected. The sender keeps
-HPCC's window (``controller.pint.hpcc``) and sends while its bytes in flight
+HPCC's window (``sinks.pint.hpcc``) and sends while its bytes in flight
 are below it. The fabric is lossless (queues deep enough for every window:
 the run reports drops, and a flow that lost a packet never completes), as
 HPCC's RDMA fabric is with PFC.
@@ -52,12 +52,12 @@ import numpy as np
 
 from common.errors import InvalidValueError
 from common.seeds import derive_seed
-from controller.pint.engine import Aggregation, Query, plan_queries
-from controller.pint.hpcc import HpccParams, HpccState, link_u, on_ack
 from controller.pint.p4config import configure_switch, pint_writes
-from controller.pint.values import ValueCodec
 from orchestration.network import Network
 from orchestration.systems.pint import INIT_TTL, Endpoints, switch_ids, transport
+from sinks.pint.engine import Aggregation, Query, plan_queries
+from sinks.pint.hpcc import HpccParams, HpccState, link_u, on_ack
+from sinks.pint.values import ValueCodec
 from topologies.model import Topology
 
 DATA_PORT = 5001

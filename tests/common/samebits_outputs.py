@@ -85,9 +85,9 @@ def numpy_dispatch() -> list[str]:
 
 def pint_outputs() -> dict[str, str]:
     """The generated PINT STF files and the level tables of a few codecs."""
-    from controller.pint.analysis import online_expected, reservoir_expected
     from controller.pint.p4config import level_entries
-    from controller.pint.values import ValueCodec
+    from sinks.pint.analysis import online_expected, reservoir_expected
+    from sinks.pint.values import ValueCodec
 
     stf = _load(TESTS / "pint" / "test_pint_p4_stf.py")
     out = {f"stf {name}": sha(make()) for name, make in sorted(stf.GENERATORS.items())}

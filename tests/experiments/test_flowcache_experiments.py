@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from controller.flowcache.config import default_edges
-from controller.flowcache.trace import TraceSpec, generate
 from experiments.flowcache.accuracy import E2E_EDGES
 from experiments.framework import load_all
 from intbed.cli import cli
 from orchestration.redis_server import redis_available
+from sinks.flowcache.config import default_edges
+from sinks.flowcache.trace import TraceSpec, generate
 
 NAMES = ("flowcache-fig3", "flowcache-fig4", "flowcache-fig5", "flowcache-fig6")
 

@@ -17,10 +17,7 @@ import pytest
 from click.testing import CliRunner
 from scapy.all import IP, UDP, Ether, Raw
 
-from controller.clock import VirtualClock
-from controller.intcollector.pipeline import Collector
-from controller.intcollector.reports import parse_rows
-from controller.intcollector.stores import MemoryStore
+from common.clock import VirtualClock
 from experiments.framework import load_all
 from experiments.intcollector.fattree import PortLoads, fat_tree_flows
 from experiments.intcollector.load import Workload, pool
@@ -28,6 +25,9 @@ from experiments.intcollector.reports import ReportWriter, instruction_fields, r
 from experiments.intcollector.series import detect, latency_series, mse
 from experiments.intcollector.storage import formula_ratio
 from intbed.cli import cli
+from sinks.intcollector.pipeline import Collector
+from sinks.intcollector.reports import parse_rows
+from sinks.intcollector.stores import MemoryStore
 from tests.intcollector.report_builders import ReportSpec, ReportV05, int_bytes
 from topologies.generators import fat_tree
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from controller.flowcache.cache import Events, Evictions, FlowCache, make_batch
-from controller.flowcache.config import FlowCacheConfig
+from sinks.flowcache.cache import Events, Evictions, FlowCache, make_batch
+from sinks.flowcache.config import FlowCacheConfig
 from tests.flowcache.reference_model import METRIC_NAMES, RefCache, RefSettings
 
 COLUMNS = ("switch", *METRIC_NAMES)

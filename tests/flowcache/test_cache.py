@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from common.errors import InvalidValueError
-from controller.flowcache.cache import FlowCache, PacketBatch, flow_key, make_batch, split_key
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.kernel import flow_hash
-from controller.flowcache.layout import (
+from sinks.flowcache.cache import FlowCache, PacketBatch, flow_key, make_batch, split_key
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.kernel import flow_hash
+from sinks.flowcache.layout import (
     C_E2E_LATENCY,
     C_HOP_LATENCY,
     C_LINK_UTILIZATION,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from controller.flowcache.layout import EVENT_BITS
 from intbed.cli import cli
 from orchestration.redis_server import redis_available
+from sinks.flowcache.layout import EVENT_BITS
 
 
 def run(*args: str) -> tuple[int, str, str]:

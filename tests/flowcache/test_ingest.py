@@ -12,9 +12,9 @@ import pytest
 from scapy.all import IP, UDP, Ether, Raw
 
 from common.pcap import LINKTYPE_NULL, PcapError, PcapWriter, read_pcap
-from controller.flowcache.cache import FlowCache, flow_key
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.ingest import (
+from sinks.flowcache.cache import FlowCache, flow_key
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.ingest import (
     INT_PORT,
     NOT_INT,
     TOO_MANY_HOPS,
@@ -23,7 +23,7 @@ from controller.flowcache.ingest import (
     pcap_batches,
     rows_to_batch,
 )
-from controller.flowcache.trace import QUEUE_MAX, TraceSpec, generate, write_pcap
+from sinks.flowcache.trace import QUEUE_MAX, TraceSpec, generate, write_pcap
 from tests.intcollector.report_builders import (
     HopLatency,
     MetadataHeaderV20,

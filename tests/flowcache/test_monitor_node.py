@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from controller.flowcache.cache import FlowCache
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.ingest import SINK_SIGNAL
-from controller.flowcache.monitor import MonitorFeeder
-from controller.flowcache.redis_sink import RedisSink, RingReaders
-from controller.intcollector.replay import udp_payload
-from controller.intcollector.reports import ParsedReport, parse_report
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
 from orchestration.network import open_network
 from orchestration.redis_server import RedisServer, redis_available
+from sinks.flowcache.cache import FlowCache
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.ingest import SINK_SIGNAL
+from sinks.flowcache.monitor import MonitorFeeder
+from sinks.flowcache.redis_sink import RedisSink, RingReaders
+from sinks.intcollector.replay import udp_payload
+from sinks.intcollector.reports import ParsedReport, parse_report
 from tests.int_md.test_int_md_sim import (
     NODE_BASE,
     REPORT_UDP_PORT,

@@ -9,13 +9,13 @@ import time
 import numpy as np
 import pytest
 
-from controller.flowcache.cache import FlowCache
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.ingest import rows_to_batch
-from controller.flowcache.layout import MEASURED, METRICS
-from controller.flowcache.redis_sink import PartialWrite, RedisSink, RingReaders, flow_name
-from controller.flowcache.trace import TraceSpec, generate
 from orchestration.redis_server import RedisServer, redis_available
+from sinks.flowcache.cache import FlowCache
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.ingest import rows_to_batch
+from sinks.flowcache.layout import MEASURED, METRICS
+from sinks.flowcache.redis_sink import PartialWrite, RedisSink, RingReaders, flow_name
+from sinks.flowcache.trace import TraceSpec, generate
 
 FLOWS = 600
 CONFIG = FlowCacheConfig(rows=96, buckets=4, max_hops=3, rings=4, ring_entries=1 << 14,

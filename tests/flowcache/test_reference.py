@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from controller.flowcache.cache import FlowCache
-from controller.flowcache.config import FlowCacheConfig
+from sinks.flowcache.cache import FlowCache
+from sinks.flowcache.config import FlowCacheConfig
 from tests.flowcache.model_driver import (
     RandomTraffic,
     event_tuples,

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from controller.flowcache.cache import FlowCache
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.ingest import rows_to_batch
-from controller.flowcache.shards import (
+from sinks.flowcache.cache import FlowCache
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.ingest import rows_to_batch
+from sinks.flowcache.shards import (
     ShardWorkers,
     SharedBatch,
     shard_config,
     shard_of,
     split,
 )
-from controller.flowcache.trace import TraceSpec, generate
+from sinks.flowcache.trace import TraceSpec, generate
 from tests.flowcache.reference_model import row_and_shard
 
 CONFIG = FlowCacheConfig(rows=64, buckets=4, max_hops=3, rings=2, ring_entries=4096,

@@ -2,7 +2,7 @@
 against the Python code that builds or reads them for any program:
 traffic/packets.py (hosts' packets), traffic/receiver.py (what hosts get),
 orchestration/apps/ping.py (ICMP echo; ICMP itself, which no program
-parses, against Scapy) and controller/intcollector/replay.py (the UDP
+parses, against Scapy) and sinks/intcollector/replay.py (the UDP
 payload of a captured report). Layouts and constants, then frames packed
 from the P4 field widths alone."""
 
@@ -16,8 +16,8 @@ from p4headers import program as p4program
 from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import Ether
 
-from controller.intcollector import replay
 from orchestration.apps import ping
+from sinks.intcollector import replay
 from traffic import packets, receiver
 from traffic.packets import FlowSpec, PacketFactory
 

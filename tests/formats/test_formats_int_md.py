@@ -1,11 +1,11 @@
 """INT-MD and Telemetry Report as p4src/include/int_md_headers.p4 declares
 them, against the Python code that reads or builds them:
 
-- controller/intcollector/reports.py: its constants, its per-hop item
+- sinks/intcollector/reports.py: its constants, its per-hop item
   layouts (``_HOP_ITEMS``) and reports packed from the P4 field widths
   alone (TR v2.0 with INT-MD v2.0, TR v1.0 with INT v1.0, as int_md.p4's two
   report modes send them), parsed value by value;
-- controller/intcollector/synthetic.py: its offsets and template;
+- sinks/intcollector/synthetic.py: its offsets and template;
 - orchestration/systems/pint_cc.py: the INT-MD v2.0 stack its receivers read;
 - and the P4 headers against the specifications' layouts as
   tests/intcollector/report_builders.py writes them with Scapy (the layouts
@@ -22,9 +22,9 @@ import pytest
 from p4headers import Header, describe_bits, ipv4, program, spec_fields
 from scapy.packet import Packet
 
-from controller.intcollector import reports, synthetic
-from controller.intcollector.reports import IntSignal, ParsedReport, parse_report
 from orchestration.systems import pint_cc
+from sinks.intcollector import reports, synthetic
+from sinks.intcollector.reports import IntSignal, ParsedReport, parse_report
 from tests.intcollector import report_builders as spec
 
 P4 = program("int_md")

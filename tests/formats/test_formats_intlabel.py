@@ -1,5 +1,5 @@
 """INT-label's Python parsers against p4src/include/int_label_headers.p4 and
-int_label.p4's headers struct: controller/intlabel/report.py (the
+int_label.p4's headers struct: sinks/intlabel/report.py (the
 telemetry report) and orchestration/systems/intlabel/metrics.py (labeled
 packets on the data links). Constants, struct layouts and offsets, then
 frames packed from the P4 field widths alone, parsed field by field."""
@@ -10,8 +10,8 @@ import random
 
 from p4headers import ipv4, program, struct_fields
 
-from controller.intlabel import report
 from orchestration.systems.intlabel import metrics
+from sinks.intlabel import report
 
 P4 = program("int_label")
 ETH, IP, UDP = P4.header("ethernet_t"), P4.header("ipv4_t"), P4.header("udp_t")

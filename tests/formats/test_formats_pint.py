@@ -1,5 +1,5 @@
 """PINT's Python parsers and builders against p4src/pint.p4:
-controller/pint/sink_reports.py (the sink's report), and the data packets
+sinks/pint/sink_reports.py (the sink's report), and the data packets
 orchestration/systems/pint.py and pint_cc.py build and read (IPv4, the
 shim, the 8/16/32-bit digest, the L4 ports). Constants, the report's dtype,
 then frames packed from the P4 field widths alone, parsed field by field."""
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from p4headers import dtype_fields, ipv4, program
 
-from controller.pint import sink_reports
-from controller.pint.hashing import packet_ids
-from controller.pint.sink_reports import SinkReports
 from orchestration.systems import pint, pint_cc
+from sinks.pint import sink_reports
+from sinks.pint.hashing import packet_ids
+from sinks.pint.sink_reports import SinkReports
 
 P4 = program("pint")
 ETH, IP, SHIM = P4.header("ethernet_t"), P4.header("ipv4_t"), P4.header("pint_shim_t")

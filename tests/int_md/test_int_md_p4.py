@@ -5,7 +5,7 @@ too, with every STF file). STF has no range keys and holds the clock at 0
 with empty queues, so the rest drives engine Switches one pipeline half at
 a time (``Switch.ingress`` / ``Switch.egress``, as the sim target does)
 with a clock and queue metadata set by the test: the values of every hop
-in the reports the sink emits, parsed by ``controller.intcollector.reports``,
+in the reports the sink emits, parsed by ``sinks.intcollector.reports``,
 are checked against those inputs. Frames are built with Scapy, and UDP
 checksums checked with Scapy, independently of the switch. Formats:
 docs/int_md_format.md.
@@ -25,7 +25,6 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from controller.intcollector.reports import IntSignal, ParsedReport, parse_packet, parse_report
 from controller.p4rt.protos import protos
 from controller.routing import (
     ECMP_ACTION,
@@ -42,6 +41,7 @@ from dataplane.runtime.tables import Lpm, RangeMatch, Ternary
 from dataplane.testing.stf import Expect, Packet, parse_stf, run_stf
 from orchestration.binaries.bmv2_stf import program_for
 from p4src import program_path
+from sinks.intcollector.reports import IntSignal, ParsedReport, parse_packet, parse_report
 
 PROGRAM = program_path("int_md")
 STF_FILES = sorted((Path(__file__).resolve().parents[1] / "p4").glob("int_md_*.stf"))

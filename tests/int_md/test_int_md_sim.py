@@ -24,9 +24,9 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from controller.intcollector.reports import ParsedReport, parse_packet
 from orchestration.network import COLLECTOR_IP, COLLECTOR_MAC, COLLECTOR_PORT, open_network
 from orchestration.sim import SimNetwork
+from sinks.intcollector.reports import ParsedReport, parse_packet
 from topologies.model import Topology, switch_mac
 
 SWITCHES = [f"s{i}" for i in range(1, 6)]

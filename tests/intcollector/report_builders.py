@@ -21,7 +21,7 @@ from scapy.fields import (
     XShortField,
 )
 
-from controller.intcollector.reports import ParsedReport
+from sinks.intcollector.reports import ParsedReport
 
 INT_PORT = 4790  # UDP port signalling INT in tests that use port signalling
 INT_DSCP = 0x17  # the specs' example DSCP, the parser's default signal

@@ -18,8 +18,8 @@ from benchmarks.collector import (
     receive_costs,
     versus_target,
 )
-from controller.intcollector.reports import ParsedReport, parse_report
-from controller.intcollector.synthetic import INSTRUCTIONS
+from sinks.intcollector.reports import ParsedReport, parse_report
+from sinks.intcollector.synthetic import INSTRUCTIONS
 
 
 def test_generated_reports_parse_to_the_values_put_in() -> None:

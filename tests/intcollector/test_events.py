@@ -9,9 +9,9 @@ import threading
 import numpy as np
 import pytest
 
-from controller.intcollector import events, fastloop
-from controller.intcollector.events import DEFAULT_THRESHOLDS, MetricTable, Thresholds
-from controller.intcollector.metrics import FLOW_HOP_LATENCY, FLOW_PATH, QUEUE_OCCUPANCY
+from sinks.intcollector import events, fastloop
+from sinks.intcollector.events import DEFAULT_THRESHOLDS, MetricTable, Thresholds
+from sinks.intcollector.metrics import FLOW_HOP_LATENCY, FLOW_PATH, QUEUE_OCCUPANCY
 
 
 class Model:

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from benchmarks.collector import generate
+from common.clock import VirtualClock
 from common.paths import child_env
-from controller.clock import VirtualClock
-from controller.intcollector import fastloop
-from controller.intcollector.fastloop import EMPTY, HashIndex
-from controller.intcollector.pipeline import Collector
-from controller.intcollector.stores import MemoryStore
+from sinks.intcollector import fastloop
+from sinks.intcollector.fastloop import EMPTY, HashIndex
+from sinks.intcollector.pipeline import Collector
+from sinks.intcollector.stores import MemoryStore
 
 pytestmark = pytest.mark.skipif(not fastloop.COMPILED, reason="numba does not import here")
 
@@ -60,10 +60,10 @@ def test_row_helpers() -> None:
 FALLBACK_RUN = """
 import json, sys
 sys.modules["numba"] = None  # numba fails to import
-from controller.intcollector import fastloop
-from controller.intcollector.pipeline import Collector
-from controller.intcollector.stores import MemoryStore
-from controller.clock import VirtualClock
+from sinks.intcollector import fastloop
+from sinks.intcollector.pipeline import Collector
+from sinks.intcollector.stores import MemoryStore
+from common.clock import VirtualClock
 from benchmarks.collector import generate
 assert not fastloop.COMPILED
 rows, _ = generate(3000)

@@ -28,9 +28,7 @@ from test_receiver import (
     wait_for,
 )
 
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.stores import InfluxWriter, SqliteStore
-from controller.wallclock import WallClock
+from common.wallclock import WallClock
 from intbed.cli import cli
 from orchestration.influx_server import (
     InfluxServer,
@@ -39,6 +37,8 @@ from orchestration.influx_server import (
     query,
     series_query,
 )
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.stores import InfluxWriter, SqliteStore
 
 AVAILABLE = influx_available()
 needs_influx = pytest.mark.skipif(not AVAILABLE, reason=AVAILABLE.reason)

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from test_sim_network import CONFIG, assert_sqlite_holds, expected_events
 
-from controller.intcollector.frames import FrameFeeder
-from controller.intcollector.pipeline import Collector
-from controller.intcollector.stores import SqliteStore
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
 from orchestration.network import open_network
+from sinks.intcollector.frames import FrameFeeder
+from sinks.intcollector.pipeline import Collector
+from sinks.intcollector.stores import SqliteStore
 from tests.int_md.test_int_md_sim import REPORT_UDP_PORT, configure_int, frame, line_topology
 
 PACKETS = 150

@@ -17,9 +17,9 @@ import pytest
 from report_builders import ALL_V05, ALL_V10, ALL_V20, ReportSpec, build, hop_fields, int_bytes
 from test_reports import best_of
 
-from controller.clock import VirtualClock
-from controller.intcollector import fastloop
-from controller.intcollector.metrics import (
+from common.clock import VirtualClock
+from sinks.intcollector import fastloop
+from sinks.intcollector.metrics import (
     FLOW_HOP_LATENCY,
     FLOW_PATH,
     METRICS,
@@ -31,9 +31,9 @@ from controller.intcollector.metrics import (
     report_values,
     tags,
 )
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.reports import ParsedReport, parse_batch, parse_report, parse_rows
-from controller.intcollector.stores import MemoryStore, Point, SqliteStore
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.reports import ParsedReport, parse_batch, parse_report, parse_rows
+from sinks.intcollector.stores import MemoryStore, Point, SqliteStore
 
 ALL_BITS = {0: ALL_V05, 1: ALL_V10, 2: ALL_V20}
 

@@ -25,8 +25,8 @@ from test_receiver import (
     wait_for,
 )
 
-from controller.intcollector.prometheus import PrometheusEndpoint
 from intbed.cli import cli
+from sinks.intcollector.prometheus import PrometheusEndpoint
 
 
 def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

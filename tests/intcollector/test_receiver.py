@@ -20,13 +20,13 @@ import pytest
 from click.testing import CliRunner
 from report_builders import ReportSpec, build
 
-from controller.intcollector import mmsg
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.receiver import ReceiverError, UdpReceiver, parse_listen
-from controller.intcollector.reports import Rejected, parse_report
-from controller.intcollector.stores import MemoryStore
-from controller.wallclock import WallClock
+from common.wallclock import WallClock
 from intbed.cli import cli
+from sinks.intcollector import mmsg
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.receiver import ReceiverError, UdpReceiver, parse_listen
+from sinks.intcollector.reports import Rejected, parse_report
+from sinks.intcollector.stores import MemoryStore
 
 SWITCHES = (13, 12, 11)  # newest hop first, as on the wire
 FIRST_SPORT = 1000

@@ -15,10 +15,11 @@ from click.testing import CliRunner
 from report_builders import frame
 from test_receiver import first_round_events, flow_reports, second_round_events
 
+from common.clock import VirtualClock
 from common.pcap import PcapWriter
-from controller.clock import VirtualClock
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.replay import (
+from intbed.cli import cli
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.replay import (
     CUT,
     FRAGMENT,
     LINKTYPE_RAW,
@@ -29,8 +30,7 @@ from controller.intcollector.replay import (
     replay,
     udp_payload,
 )
-from controller.intcollector.stores import MemoryStore, Point
-from intbed.cli import cli
+from sinks.intcollector.stores import MemoryStore, Point
 
 PORT = 32766
 T0_NS = 1_700_000_000_123_456_789

@@ -33,8 +33,8 @@ from report_builders import (
 )
 
 from benchmarks.collector import generate as bench_generate
-from controller.intcollector import reports
-from controller.intcollector.reports import (
+from sinks.intcollector import reports
+from sinks.intcollector.reports import (
     REASONS,
     IntSignal,
     ParsedReport,

@@ -21,17 +21,17 @@ import pytest
 from click.testing import CliRunner
 from test_pipeline import Model
 
-from controller.intcollector.frames import FrameFeeder
-from controller.intcollector.metrics import METRICS
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.replay import udp_payload
-from controller.intcollector.reports import ParsedReport, parse_report
-from controller.intcollector.stores import InfluxWriter, SqliteStore
-from controller.intcollector.stores.base import Point, Store
 from intbed.cli import cli
 from orchestration.influx_server import InfluxServer, influx_available, query, series_query
 from orchestration.network import open_network
 from orchestration.sim import SimNetwork
+from sinks.intcollector.frames import FrameFeeder
+from sinks.intcollector.metrics import METRICS
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.replay import udp_payload
+from sinks.intcollector.reports import ParsedReport, parse_report
+from sinks.intcollector.stores import InfluxWriter, SqliteStore
+from sinks.intcollector.stores.base import Point, Store
 from tests.int_md.test_int_md_sim import (
     BURST_GAP_NS,
     BURST_SIZE,

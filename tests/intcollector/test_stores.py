@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from controller.intcollector.stores import (
+from sinks.intcollector.stores import (
     InfluxWriter,
     MemoryStore,
     Point,

@@ -6,7 +6,6 @@ import struct
 
 from intlabel_frames import item_bytes, report_frame
 
-from controller.intlabel import Collector, MemoryIntDatabase
 from dataplane.targets.sim.events import Simulator
 from orchestration.systems.intlabel.metrics import (
     GroundTruth,
@@ -15,6 +14,7 @@ from orchestration.systems.intlabel.metrics import (
     updates_by_window,
     window_coverage,
 )
+from sinks.intlabel import Collector, MemoryIntDatabase
 
 
 def test_collector_counts_reports_items_and_refusals() -> None:

@@ -11,16 +11,15 @@ from common.checksum import internet_checksum
 from common.errors import IntbedError
 from common.paths import PACKAGE_ROOT
 from controller.intlabel import (
-    Collector,
     CollectorEndpoint,
     IntLabelConfig,
     IntLabelConfigError,
-    MemoryIntDatabase,
     SpecificFlow,
     configure_switch,
 )
 from controller.intlabel.config import report_source_ip
 from orchestration.sim import COLLECTOR_IP, COLLECTOR_MAC, COLLECTOR_PORT, build
+from sinks.intlabel import Collector, MemoryIntDatabase
 from topologies.generators import line
 from topologies.model import ip_to_int, mac_to_int
 

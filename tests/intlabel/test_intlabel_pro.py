@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from controller.intlabel.aging import MemoryAgingStore
 from controller.intlabel.config import SHIFT_TABLE
-from controller.intlabel.database import MemoryIntDatabase
 from controller.intlabel.pro import LABEL_ALL_SHIFT, ProLoop, shift_steps
-from controller.intlabel.report import IntItem
 from controller.p4rt.errors import P4RuntimeError
 from dataplane.targets.sim.events import Simulator
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import run_intlabel
+from sinks.intlabel.aging import MemoryAgingStore
+from sinks.intlabel.database import MemoryIntDatabase
+from sinks.intlabel.report import IntItem
 
 T, K = 0.05, 2.0  # the paper's T = 50 ms; k T = 100 ms
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from intlabel_frames import item_bytes, report_frame
 
-from controller.intlabel.report import IntItem, ReportError, item_count, parse_report
+from sinks.intlabel.report import IntItem, ReportError, item_count, parse_report
 
 
 def test_three_items_newest_first() -> None:

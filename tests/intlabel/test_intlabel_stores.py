@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from controller.intlabel.aging import MemoryAgingStore
-from controller.intlabel.database import IntRecord, MemoryIntDatabase
-from controller.intlabel.report import IntItem
 from dataplane.targets.sim.events import Simulator
+from sinks.intlabel.aging import MemoryAgingStore
+from sinks.intlabel.database import IntRecord, MemoryIntDatabase
+from sinks.intlabel.report import IntItem
 
 
 def item(switch: int, port: int, label_time: int, latency: int = 0) -> IntItem:

@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 
 from common.errors import IntbedError
-from controller.intlabel import Collector, MemoryIntDatabase
-from controller.intlabel.redis_store import RedisIntDatabase
 from experiments.framework import ExperimentError, run_experiment
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
 from orchestration.redis_server import RedisServer, redis_available
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import pro_reactions, run_intlabel
+from sinks.intlabel import Collector, MemoryIntDatabase
+from sinks.intlabel.redis_store import RedisIntDatabase
 from topologies.generators import build_topology
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "intlabel"))

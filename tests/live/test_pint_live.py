@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.pint.analysis import tuned_hybrid
-from controller.pint.pathtrace import PathCoding
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
 from orchestration.network import open_network
 from orchestration.systems.pint import random_flows, run_pint
+from sinks.pint.analysis import tuned_hybrid
+from sinks.pint.pathtrace import PathCoding
 from topologies.generators import build_topology
 
 _LIVE = live_available("mininet")

@@ -22,16 +22,8 @@ import pytest
 import redis
 
 from common.errors import IntbedError
-from controller.intlabel.database import IntRecord, MemoryIntDatabase
+from common.wallclock import WallClock
 from controller.intlabel.pro import LABEL_ALL_SHIFT, ProLoop
-from controller.intlabel.redis_store import (
-    RedisAgingStore,
-    RedisIntDatabase,
-    decode_key,
-    encode_key,
-)
-from controller.intlabel.report import IntItem
-from controller.wallclock import WallClock
 from orchestration.redis_server import (
     INSTALL_HINT,
     RedisServer,
@@ -40,6 +32,14 @@ from orchestration.redis_server import (
     free_port,
     redis_available,
 )
+from sinks.intlabel.database import IntRecord, MemoryIntDatabase
+from sinks.intlabel.redis_store import (
+    RedisAgingStore,
+    RedisIntDatabase,
+    decode_key,
+    encode_key,
+)
+from sinks.intlabel.report import IntItem
 
 SKIP_REASON = "redis-server not installed: run make install as root"
 SLACK = 0.15  # scheduling allowance on a busy machine (seconds)

@@ -9,15 +9,15 @@ import math
 import numpy as np
 import pytest
 
-from controller.pint.analysis import (
+from sinks.pint.analysis import (
     harmonic,
     online_expected,
     reservoir_expected,
     step_probabilities,
     tuned_hybrid,
 )
-from controller.pint.pathtrace import PathCoding
-from controller.pint.simulate import packets_to_decode
+from sinks.pint.pathtrace import PathCoding
+from sinks.pint.simulate import packets_to_decode
 
 
 def test_reservoir_is_the_coupon_collector() -> None:

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from common.errors import InvalidValueError
-from controller.pint.dynamic import LatencySketches, encode_samples, sampled_hops
-from controller.pint.hashing import GlobalHashes
-from controller.pint.simulate import flow_packet_ids
-from controller.pint.values import ValueCodec
+from sinks.pint.dynamic import LatencySketches, encode_samples, sampled_hops
+from sinks.pint.hashing import GlobalHashes
+from sinks.pint.simulate import flow_packet_ids
+from sinks.pint.values import ValueCodec
 
 QUANTILES = (0.1, 0.5, 0.9, 0.99)
 

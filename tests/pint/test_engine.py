@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from common.errors import InvalidValueError
-from controller.pint.engine import Aggregation, Query, plan_queries
+from sinks.pint.engine import Aggregation, Query, plan_queries
 
 PP, ST, DY = Aggregation.PER_PACKET, Aggregation.STATIC_PER_FLOW, Aggregation.DYNAMIC_PER_FLOW
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.pint.analysis import harmonic
 from experiments.framework import ExperimentError, load_all, run_experiment
+from sinks.pint.analysis import harmonic
 
 
 def test_registered_with_defaults_and_checks() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scapy.layers.inet import IP, TCP
 
-from controller.pint.hashing import (
+from sinks.pint.hashing import (
     GlobalHashes,
     below,
     crc32_bytes,
@@ -20,7 +20,7 @@ from controller.pint.hashing import (
     to_unit,
     top_bits,
 )
-from controller.pint.simulate import flow_packet_ids
+from sinks.pint.simulate import flow_packet_ids
 
 
 def ref_fmix32(x: int) -> int:

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from common.errors import InvalidValueError
-from controller.pint.hpcc import HpccParams, HpccState, link_u, on_ack
+from sinks.pint.hpcc import HpccParams, HpccState, link_u, on_ack
 
 P = HpccParams(base_rtt_s=100e-6, w_init=12_500.0, eta=0.95, max_stage=5, w_ai=40.0)
 

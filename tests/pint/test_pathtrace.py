@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from common.errors import InvalidValueError
-from controller.pint.hashing import GlobalHashes
-from controller.pint.inference import decode_flow
-from controller.pint.pathtrace import PathCoding, participants, trace_paths
-from controller.pint.peeling import peel
-from controller.pint.simulate import flow_packet_ids
+from sinks.pint.hashing import GlobalHashes
+from sinks.pint.inference import decode_flow
+from sinks.pint.pathtrace import PathCoding, participants, trace_paths
+from sinks.pint.peeling import peel
+from sinks.pint.simulate import flow_packet_ids
 
 CODINGS = {
     "reservoir": lambda bits: PathCoding.reservoir(bits),

@@ -3,7 +3,7 @@ sim run (p4src/pint.p4 on a k=4 fat-tree, the sim target).
 
 1,000 flows between random host pairs (1, 3 or 5 switches), hybrid coding
 tuned for 5 hops in a 32-bit digest. The sinks' reports are parsed by
-``controller.pint.sink_reports`` and decoded by the recording module
+``sinks.pint.sink_reports`` and decoded by the recording module
 (``inference.decode_flow``); the true path is the switches that transmitted
 each flow's first packet, from the simulator's taps. To stay within the
 time of a unit test, a flow does not send a fixed number of packets: it
@@ -12,7 +12,7 @@ from the hash decisions alone (``trace_paths`` and the peeling decoder over
 ids that are not the switches') plus 2: 9,022 packets in all, 9.0 per flow
 on average, 21 at most (about 10 s of CPU; 21 s wall at load average 7).
 The decoded switch ids come only from the digests the switches wrote, so a
-data plane whose hashes or writes differ from controller/pint's decodes
+data plane whose hashes or writes differ from sinks/pint's decodes
 wrong ids, conflicts or nothing.
 """
 
@@ -24,11 +24,6 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from controller.pint.analysis import tuned_hybrid
-from controller.pint.hashing import GlobalHashes, packet_ids
-from controller.pint.inference import decode_flow
-from controller.pint.pathtrace import PathCoding, trace_paths
-from controller.pint.peeling import PathDecode
 from orchestration.network import open_network
 from orchestration.systems.pint import (
     QUERY,
@@ -39,6 +34,11 @@ from orchestration.systems.pint import (
     random_flows,
     run_pint,
 )
+from sinks.pint.analysis import tuned_hybrid
+from sinks.pint.hashing import GlobalHashes, packet_ids
+from sinks.pint.inference import decode_flow
+from sinks.pint.pathtrace import PathCoding, trace_paths
+from sinks.pint.peeling import PathDecode
 from topologies.generators import fat_tree
 from topologies.model import Topology, ip_to_int
 

@@ -2,7 +2,7 @@
 ``p4config.configure_switch``, with hop latencies the test chooses.
 
 h1 - s1 (source) - s2 - s3 (sink) - h2. Every packet's report must carry
-the digest controller/pint computes for the same packet: the path field
+the digest sinks/pint computes for the same packet: the path field
 from ``trace_paths`` over (s1, s2, s3), the per-packet maximum field from
 ``max_aggregate`` over the three latencies (value approximation with
 hash-rounded levels, saturation included), each only in the packets whose
@@ -23,8 +23,6 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from common.errors import InvalidValueError
-from controller.pint.engine import Aggregation, Query, plan_queries
-from controller.pint.hashing import GlobalHashes, packet_ids
 from controller.pint.p4config import (
     REPORT_SESSION,
     configure_switch,
@@ -32,14 +30,16 @@ from controller.pint.p4config import (
     pint_writes,
     query_selector,
 )
-from controller.pint.pathtrace import PathCoding, trace_paths
-from controller.pint.recorder import Recorder
-from controller.pint.sink_reports import SinkReports
-from controller.pint.values import ValueCodec, max_aggregate
 from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.runtime.tables import Exact, Lpm, RangeMatch
 from p4src import program_path
+from sinks.pint.engine import Aggregation, Query, plan_queries
+from sinks.pint.hashing import GlobalHashes, packet_ids
+from sinks.pint.pathtrace import PathCoding, trace_paths
+from sinks.pint.recorder import Recorder
+from sinks.pint.sink_reports import SinkReports
+from sinks.pint.values import ValueCodec, max_aggregate
 
 SEED = 23
 PLAN = plan_queries([

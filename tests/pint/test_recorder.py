@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from common.errors import InvalidValueError
-from controller.pint.dynamic import encode_samples
-from controller.pint.engine import Aggregation, Query, plan_queries
-from controller.pint.pathtrace import PathCoding, trace_paths
-from controller.pint.peeling import PathDecode
-from controller.pint.recorder import FlowProblem, Recorder
-from controller.pint.simulate import flow_packet_ids
-from controller.pint.values import ValueCodec, max_aggregate
+from sinks.pint.dynamic import encode_samples
+from sinks.pint.engine import Aggregation, Query, plan_queries
+from sinks.pint.pathtrace import PathCoding, trace_paths
+from sinks.pint.peeling import PathDecode
+from sinks.pint.recorder import FlowProblem, Recorder
+from sinks.pint.simulate import flow_packet_ids
+from sinks.pint.values import ValueCodec, max_aggregate
 
 SEED = 21
 QUERIES = [

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from common.errors import InvalidValueError
-from controller.pint.hashing import GlobalHashes
-from controller.pint.simulate import flow_packet_ids
-from controller.pint.values import ValueCodec, max_aggregate
+from sinks.pint.hashing import GlobalHashes
+from sinks.pint.simulate import flow_packet_ids
+from sinks.pint.values import ValueCodec, max_aggregate
 
 
 @pytest.mark.parametrize(("bits", "lo", "hi"), [(8, 1.0, 1e6), (4, 0.5, 100.0), (16, 1e-3, 1e3)])

@@ -6,7 +6,7 @@ reports to one collector; the Pro loop runs when enabled; the senders play
 ``sender_schedules``; every data port is tapped for the ground truth the
 metrics compare against (``metrics``). What differs per target comes from
 the ``Network`` (clock, transport, taps) and the stores it offers (memory
-or Redis, ``controller.intlabel.stores``), never from the target's name.
+or Redis, ``sinks.intlabel.stores``), never from the target's name.
 
 On a live target a switch process that ends mid-run, or Ctrl-C once the
 traffic has started, stops the run: what was gathered so far goes to
@@ -25,8 +25,7 @@ from typing import Any
 
 from common.errors import IntbedError
 from common.seeds import derive_seed
-from controller.intlabel import Collector, CollectorEndpoint, ProLoop, configure_switch
-from controller.intlabel.stores import IntLabelStores, stores_for
+from controller.intlabel import CollectorEndpoint, ProLoop, configure_switch
 from orchestration.network import (
     COLLECTOR_IP,
     COLLECTOR_MAC,
@@ -41,6 +40,8 @@ from orchestration.systems.intlabel.metrics import (
     assemble,
     report_packet_id,
 )
+from sinks.intlabel import Collector
+from sinks.intlabel.stores import IntLabelStores, stores_for
 
 PROGRAM = "int_label"
 # Redis keeps TTLs in whole milliseconds and stamps deadlines on its own

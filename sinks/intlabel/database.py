@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from controller.intlabel.report import IntItem
+from sinks.intlabel.report import IntItem
 
 Key = tuple[int, int]  # (switch ID, egress port)
 UpdateListener = Callable[[Key, "IntRecord"], None]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from controller.intcollector.stores.base import FieldValue, Point
+from sinks.intcollector.stores.base import FieldValue, Point
 
 _MEASUREMENT = str.maketrans({",": "\\,", " ": "\\ "})
 _KEY = str.maketrans({",": "\\,", "=": "\\=", " ": "\\ "})

@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
-from controller.intcollector.stores.base import Point
-from controller.intcollector.stores.lineprotocol import encode_line
+from sinks.intcollector.stores.base import Point
+from sinks.intcollector.stores.lineprotocol import encode_line
 
 log = logging.getLogger(__name__)
 

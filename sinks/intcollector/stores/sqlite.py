@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.intcollector.stores.base import FieldValue, Point
+from sinks.intcollector.stores.base import FieldValue, Point
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS series (

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from controller.clock import Clock
-from controller.intcollector.events import MetricTable, Thresholds, tables
-from controller.intcollector.metrics import (
+from common.clock import Clock
+from sinks.intcollector.events import MetricTable, Thresholds, tables
+from sinks.intcollector.metrics import (
     BY_NAME,
     DECODED,
     FLOW_PATH,
@@ -45,7 +45,7 @@ from controller.intcollector.metrics import (
     path_text,
     tags,
 )
-from controller.intcollector.reports import (
+from sinks.intcollector.reports import (
     DEFAULT_SIGNAL,
     BatchResult,
     IntSignal,
@@ -53,7 +53,7 @@ from controller.intcollector.reports import (
     parse_batch,
     parse_rows,
 )
-from controller.intcollector.stores.base import Point, Store
+from sinks.intcollector.stores.base import Point, Store
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ import itertools
 from collections.abc import Callable, Hashable
 from typing import Protocol
 
+from common.clock import Clock
 from common.errors import InvalidValueError
-from controller.clock import Clock
 
 ExpireCallback = Callable[[Hashable], None]
 # Deadlines are float seconds; the simulator rounds delays to whole

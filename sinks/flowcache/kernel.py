@@ -17,7 +17,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from controller.flowcache.layout import (
+from sinks.flowcache.layout import (
     C_E2E_LATENCY,
     C_E_OVERFLOW,
     C_EVENTS,

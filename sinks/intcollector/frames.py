@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from common.pcap import LINKTYPE_ETHERNET
-from controller.intcollector.pipeline import Collector
-from controller.intcollector.receiver import DEFAULT_PORT
-from controller.intcollector.replay import udp_payload
+from sinks.intcollector.pipeline import Collector
+from sinks.intcollector.receiver import DEFAULT_PORT
+from sinks.intcollector.replay import udp_payload
 
 
 def report_payloads(frames: Sequence[tuple[bytes, float]], port: int,

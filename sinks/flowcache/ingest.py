@@ -1,7 +1,7 @@
 """INT packets as the sink receives them (Ethernet, IPv4, UDP or TCP, INT
 shim and stack) into a ``PacketBatch``, through the collector's parser.
 
-``controller.intcollector.reports`` parses telemetry *reports*, whose payload
+``sinks.intcollector.reports`` parses telemetry *reports*, whose payload
 begins with a Telemetry Report header. A TR v0.5 fixed header of twelve
 zero bytes (NProto 0: Ethernet follows) in front of a frame makes the frame
 a report the parser reads whole, so the sink reuses its batch path
@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from common.pcap import LINKTYPE_ETHERNET, PcapError, PcapReader
-from controller.flowcache.cache import VALUES, PacketBatch, make_batch
-from controller.flowcache.layout import PARSER_FIELDS
-from controller.intcollector.reports import (
+from sinks.flowcache.cache import VALUES, PacketBatch, make_batch
+from sinks.flowcache.layout import PARSER_FIELDS
+from sinks.intcollector.reports import (
     BatchResult,
     IntSignal,
     ReportGroup,

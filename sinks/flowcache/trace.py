@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from common.pcap import PcapWriter
-from controller.flowcache.ingest import INT_PORT
+from sinks.flowcache.ingest import INT_PORT
 
 ORIGINAL_FRAME = 60
 """A 64-byte packet on the wire without its 4-byte FCS, as captured."""

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.intcollector import fastloop
-from controller.intcollector.reports import BatchResult, ParsedReport, ReportGroup
+from sinks.intcollector import fastloop
+from sinks.intcollector.reports import BatchResult, ParsedReport, ReportGroup
 
 FLOW_IDS = ("src_ip", "dst_ip", "proto", "src_port", "dst_port")
 

@@ -45,9 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from common.errors import IntbedError
-from controller.intcollector import fastloop, mmsg, synthetic
-from controller.intcollector.events import Thresholds
-from controller.intcollector.pipeline import Collector, Counters, FastPath, ValueQueue
+from sinks.intcollector import fastloop, mmsg, synthetic
+from sinks.intcollector.events import Thresholds
+from sinks.intcollector.pipeline import Collector, Counters, FastPath, ValueQueue
 
 DEFAULT_PORT = 32766  # the report port int_md.p4's reports go to
 DEFAULT_BATCH = 1024

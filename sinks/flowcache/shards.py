@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from controller.flowcache.cache import VALUES, FlowCache, PacketBatch
-from controller.flowcache.config import FlowCacheConfig
-from controller.flowcache.kernel import flow_hashes
+from sinks.flowcache.cache import VALUES, FlowCache, PacketBatch
+from sinks.flowcache.config import FlowCacheConfig
+from sinks.flowcache.kernel import flow_hashes
 
 _FIELDS = (("key0", np.uint64, ()), ("key1", np.uint64, ()), ("ts", np.int64, ()),
            ("hops", np.uint8, ()), ("present", np.uint8, ()), ("values", np.uint32, (VALUES,)))

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.flowcache import kernel
-from controller.flowcache.config import FlowCacheConfig, check_threshold, event_mask
-from controller.flowcache.layout import (
+from sinks.flowcache import kernel
+from sinks.flowcache.config import FlowCacheConfig, check_threshold, event_mask
+from sinks.flowcache.layout import (
     CLASSES,
     COUNTERS,
     MEASURED,

@@ -11,9 +11,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.clock import Clock
-from controller.intlabel.database import IntDatabase
-from controller.intlabel.report import (
+from common.clock import Clock
+from sinks.intlabel.database import IntDatabase
+from sinks.intlabel.report import (
     REPORT_UDP_PORT,
     IntItem,
     Report,

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from controller.flowcache.cache import FlowCache
-from controller.flowcache.ingest import SINK_SIGNAL, IngestStats, reports_to_batch
-from controller.intcollector.frames import report_payloads
-from controller.intcollector.receiver import DEFAULT_PORT
-from controller.intcollector.reports import IntSignal
+from sinks.flowcache.cache import FlowCache
+from sinks.flowcache.ingest import SINK_SIGNAL, IngestStats, reports_to_batch
+from sinks.intcollector.frames import report_payloads
+from sinks.intcollector.receiver import DEFAULT_PORT
+from sinks.intcollector.reports import IntSignal
 
 
 class MonitorFeeder:

@@ -31,8 +31,8 @@ from collections.abc import Callable
 import numpy as np
 import redis
 
-from controller.flowcache.cache import Events, Evictions, FlowCache, split_key
-from controller.flowcache.layout import EVICT_REASONS, MEASURED, METRICS
+from sinks.flowcache.cache import Events, Evictions, FlowCache, split_key
+from sinks.flowcache.layout import EVICT_REASONS, MEASURED, METRICS
 
 PIPELINE_CHUNK = 2000
 

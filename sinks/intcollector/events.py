@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from controller.intcollector import fastloop
-from controller.intcollector.metrics import BY_NAME, METRICS, KeyIndex, Metric
+from sinks.intcollector import fastloop
+from sinks.intcollector.metrics import BY_NAME, METRICS, KeyIndex, Metric
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "flow_latency": 50, "flow_hop_latency": 50, "queue_occupancy": 50,

@@ -6,7 +6,7 @@ captures (``tcpdump -i any``) or raw IPv4; a report is the payload of an
 unfragmented IPv4/UDP datagram to the report port. Everything else is
 skipped and counted by reason.
 
-Time is the capture's: the collector runs on a ``controller.clock.VirtualClock`` whose zero is
+Time is the capture's: the collector runs on a ``common.clock.VirtualClock`` whose zero is
 the first record's timestamp (also the points' ``time_origin_ns``), so
 points carry the capture times, and the event flushes and periodic pushes
 fire at the capture times they would have fired at live. A batch is cut
@@ -24,12 +24,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from common.clock import VirtualClock
 from common.errors import IntbedError
 from common.pcap import LINKTYPE_ETHERNET, PcapError, PcapReader
-from controller.clock import VirtualClock
-from controller.intcollector.pipeline import Collector, CollectorConfig
-from controller.intcollector.receiver import DEFAULT_PORT
-from controller.intcollector.stores.base import Store
+from sinks.intcollector.pipeline import Collector, CollectorConfig
+from sinks.intcollector.receiver import DEFAULT_PORT
+from sinks.intcollector.stores.base import Store
 
 LINKTYPE_RAW = 101  # raw IP (also 12/14 on some systems)
 LINKTYPE_LINUX_SLL = 113

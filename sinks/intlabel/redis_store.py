@@ -44,11 +44,11 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from common.clock import Clock
 from common.errors import IntbedError, InvalidValueError
-from controller.clock import Clock
-from controller.intlabel.aging import ExpireCallback
-from controller.intlabel.database import IntRecord, Key, UpdateListener
-from controller.intlabel.report import IntItem
+from sinks.intlabel.aging import ExpireCallback
+from sinks.intlabel.database import IntRecord, Key, UpdateListener
+from sinks.intlabel.report import IntItem
 
 log = logging.getLogger(__name__)
 

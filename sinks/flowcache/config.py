@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from common.errors import InvalidValueError
-from controller.flowcache.layout import (
+from sinks.flowcache.layout import (
     ALL_EVENTS,
     CLASSES,
     DISABLED,

@@ -8,9 +8,9 @@ import uuid
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from controller.clock import Clock
-from controller.intlabel.aging import AgingStore, MemoryAgingStore
-from controller.intlabel.database import IntDatabase, MemoryIntDatabase
+from common.clock import Clock
+from sinks.intlabel.aging import AgingStore, MemoryAgingStore
+from sinks.intlabel.database import IntDatabase, MemoryIntDatabase
 
 
 class IntLabelStores(Protocol):
@@ -46,14 +46,14 @@ class RedisStores:
         self._opened: list[Any] = []
 
     def int_database(self) -> IntDatabase:
-        from controller.intlabel.redis_store import RedisIntDatabase
+        from sinks.intlabel.redis_store import RedisIntDatabase
 
         db = RedisIntDatabase(self.url, prefix=self.prefix + "int:", lock=self.lock)
         self._opened.append(db)
         return db
 
     def aging_store(self, clock: Clock) -> AgingStore:
-        from controller.intlabel.redis_store import RedisAgingStore
+        from sinks.intlabel.redis_store import RedisAgingStore
 
         store = RedisAgingStore(self.url, clock, prefix=self.prefix + "age:", lock=self.lock)
         self._opened.append(store)

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from controller.intcollector.metrics import LINK_UTILIZATION, QUEUE_CONGESTION, QUEUE_OCCUPANCY
+from sinks.intcollector.metrics import LINK_UTILIZATION, QUEUE_CONGESTION, QUEUE_OCCUPANCY
 
 if TYPE_CHECKING:
-    from controller.intcollector.pipeline import Collector
-    from controller.intcollector.receiver import UdpReceiver
+    from sinks.intcollector.pipeline import Collector
+    from sinks.intcollector.receiver import UdpReceiver
 
 PREFIX = "intcollector"
 SWITCH_METRICS = (QUEUE_OCCUPANCY, QUEUE_CONGESTION, LINK_UTILIZATION)
