@@ -62,6 +62,35 @@ class DigestList:
     data: list[Any]
 
 
+class OneUpdate:
+    """One update built in place inside the WriteRequest that carries it (a
+    single write builds its message once instead of copying it into a
+    request), sent when its ``with`` block ends without an exception."""
+
+    __slots__ = ("_client", "_request", "_update")
+
+    def __init__(self, client: P4RuntimeClient, kind: int) -> None:
+        self._client = client
+        if client._batch is not None:
+            self._request = None
+            self._update = client._pb.Update(type=kind)
+        else:
+            self._request = client._write_request()
+            self._update = self._request.updates.add(type=kind)
+
+    def __enter__(self) -> Any:
+        return self._update.entity
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None:
+            return
+        client = self._client
+        if self._request is None:
+            client._batch.append(self._update)  # type: ignore[union-attr]
+        else:
+            client._rpc(client.transport.write, self._request)
+
+
 class P4RuntimeClient:
     """One controller's P4Runtime session with one device.
 
@@ -146,10 +175,14 @@ class P4RuntimeClient:
         if self._batch is not None:
             self._batch.extend(updates)
             return
-        request = self._pb.WriteRequest(device_id=self.device_id)
-        request.election_id.high, request.election_id.low = self.election_id
+        request = self._write_request()
         request.updates.extend(updates)
         self._rpc(self.transport.write, request)
+
+    def _write_request(self) -> Any:
+        request = self._pb.WriteRequest(device_id=self.device_id)
+        request.election_id.high, request.election_id.low = self.election_id
+        return request
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -174,22 +207,11 @@ class P4RuntimeClient:
             out.extend(response.entities)
         return out
 
-    def _new_update(self, kind: int) -> tuple[Any, Any]:
-        """An ``Update`` for an entity object to fill in place, and the
-        WriteRequest already holding it (None inside ``batch()``): one write
-        builds its message once instead of copying it into a request."""
-        if self._batch is not None:
-            return self._pb.Update(type=kind), None
-        request = self._pb.WriteRequest(device_id=self.device_id)
-        request.election_id.high, request.election_id.low = self.election_id
-        return request.updates.add(type=kind), request
-
-    def _send(self, update: Any, request: Any) -> None:
-        """Send what ``_new_update`` gave, once filled (or queue it in the batch)."""
-        if request is None:
-            self._batch.append(update)  # type: ignore[union-attr]
-        else:
-            self._rpc(self.transport.write, request)
+    def _update(self, kind: int) -> OneUpdate:
+        """``with client._update(INSERT) as entity:`` fills one update's
+        entity in place, written when the block ends (queued inside
+        ``batch()``; nothing is sent if the block raises)."""
+        return OneUpdate(self, kind)
 
     # ------------------------------------------------------ packet I/O, the stream
 

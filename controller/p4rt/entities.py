@@ -189,10 +189,8 @@ class Table(_Entity):
         self._write(MODIFY, match, action, params, priority, member, group)
 
     def delete(self, match: Mapping[str, MatchValue], priority: int | None = None) -> None:
-        client = self._client
-        update, request = client._new_update(DELETE)
-        self._key(update.entity.table_entry, match, priority)
-        client._send(update, request)
+        with self._client._update(DELETE) as entity:
+            self._key(entity.table_entry, match, priority)
 
     def read(self, *, counters: bool = False) -> list[dict[str, Any]]:
         """This table's entries as dicts (see ``entry_dict``); with
@@ -202,12 +200,10 @@ class Table(_Entity):
     def _write(self, kind: int, match: Mapping[str, MatchValue], action: str | None,
                params: Params, priority: int | None, member: int | None,
                group: int | None) -> None:
-        client = self._client
-        update, request = client._new_update(kind)
-        te = update.entity.table_entry
-        self._key(te, match, priority)
-        self._action(te, action, params, member, group)
-        client._send(update, request)
+        with self._client._update(kind) as entity:
+            te = entity.table_entry
+            self._key(te, match, priority)
+            self._action(te, action, params, member, group)
 
     def _key(self, te: Any, match: Mapping[str, MatchValue], priority: int | None) -> None:
         te.table_id = self.id
@@ -255,30 +251,25 @@ class DefaultEntry:
     def modify(self, action: str | None = None, params: Params = None, *,
                member: int | None = None, group: int | None = None) -> None:
         """Run ``action(params)`` (or a profile ``member`` or ``group``) on a miss."""
-        table = self._table
-        client = table._client
-        update, request = client._new_update(MODIFY)
-        te = update.entity.table_entry
-        te.table_id = table.id
-        te.is_default_action = True
-        table._action(te, action, params, member, group)
-        client._send(update, request)
+        with self._table._client._update(MODIFY) as entity:
+            self._table._action(self._entry(entity), action, params, member, group)
 
     def reset(self) -> None:
-        table = self._table
-        client = table._client
-        update, request = client._new_update(MODIFY)
-        te = update.entity.table_entry
-        te.table_id = table.id
-        te.is_default_action = True
-        client._send(update, request)
+        with self._table._client._update(MODIFY) as entity:
+            self._entry(entity)
 
     def read(self) -> dict[str, Any]:
         entity = _PB.Entity()
-        entity.table_entry.table_id = self._table.id
-        entity.table_entry.is_default_action = True
-        found = self._table._client.read([entity])
-        return entry_dict(self._table._client.names, found[0].table_entry)
+        self._entry(entity)
+        client = self._table._client
+        return entry_dict(client.names, client.read([entity])[0].table_entry)
+
+    def _entry(self, entity: Any) -> Any:
+        """``entity``'s table entry, made this table's default entry."""
+        te = entity.table_entry
+        te.table_id = self._table.id
+        te.is_default_action = True
+        return te
 
 
 class DirectCounter:
@@ -310,13 +301,11 @@ class DirectMeter:
                priority: int | None = None) -> None:
         """``config`` = (cir, cburst, pir, pburst); ``None`` resets the meter."""
         table = self._table
-        client = table._client
-        update, request = client._new_update(MODIFY)
-        dm = update.entity.direct_meter_entry
-        table._key(dm.table_entry, match, priority)
-        if config is not None:
-            dm.config.cir, dm.config.cburst, dm.config.pir, dm.config.pburst = config
-        client._send(update, request)
+        with table._client._update(MODIFY) as entity:
+            dm = entity.direct_meter_entry
+            table._key(dm.table_entry, match, priority)
+            if config is not None:
+                dm.config.cir, dm.config.cburst, dm.config.pir, dm.config.pburst = config
 
 
 class Tables(Registry[Table]):
@@ -391,14 +380,12 @@ def entry_dict(names: P4InfoIndex, te: Any) -> dict[str, Any]:
 # ---------------------------------------------------------- action profiles
 
 
-class ActionProfile:
+class ActionProfile(_Entity):
     """An action profile (or selector) of indirect tables: its ``members``
     and ``groups``."""
 
     def __init__(self, client: P4RuntimeClient, info: Any) -> None:
-        self.info = info
-        self.name: str = info.preamble.name
-        self.id: int = info.preamble.id
+        super().__init__(client, info)
         self.members = ProfileMembers(client, self)
         self.groups = ProfileGroups(client, self)
 
@@ -419,22 +406,18 @@ class ProfileMembers:
         self._write(MODIFY, member_id, action, params)
 
     def delete(self, member_id: int) -> None:
-        client = self._client
-        update, request = client._new_update(DELETE)
-        m = update.entity.action_profile_member
-        m.action_profile_id, m.member_id = self._profile.id, member_id
-        client._send(update, request)
+        with self._client._update(DELETE) as entity:
+            m = entity.action_profile_member
+            m.action_profile_id, m.member_id = self._profile.id, member_id
 
     def _write(self, kind: int, member_id: int, action: str, params: Params) -> None:
         ref = self._actions.get(action)
         if ref is None:
             ref = self._actions[action] = self._resolve(action)
-        client = self._client
-        update, request = client._new_update(kind)
-        m = update.entity.action_profile_member
-        m.action_profile_id, m.member_id = self._profile.id, member_id
-        ref.fill(m.action, params)
-        client._send(update, request)
+        with self._client._update(kind) as entity:
+            m = entity.action_profile_member
+            m.action_profile_id, m.member_id = self._profile.id, member_id
+            ref.fill(m.action, params)
 
     def _resolve(self, action: str) -> _ActionRef:
         names = self._client.names
@@ -462,21 +445,17 @@ class ProfileGroups:
         self._write(MODIFY, group_id, members, max_size)
 
     def delete(self, group_id: int) -> None:
-        client = self._client
-        update, request = client._new_update(DELETE)
-        g = update.entity.action_profile_group
-        g.action_profile_id, g.group_id = self._profile.id, group_id
-        client._send(update, request)
+        with self._client._update(DELETE) as entity:
+            g = entity.action_profile_group
+            g.action_profile_id, g.group_id = self._profile.id, group_id
 
     def _write(self, kind: int, group_id: int, members: Iterable[int], max_size: int) -> None:
-        client = self._client
-        update, request = client._new_update(kind)
-        g = update.entity.action_profile_group
-        g.action_profile_id = self._profile.id
-        g.group_id, g.max_size = group_id, max_size
-        for member in members:
-            g.members.add(member_id=member, weight=1)
-        client._send(update, request)
+        with self._client._update(kind) as entity:
+            g = entity.action_profile_group
+            g.action_profile_id = self._profile.id
+            g.group_id, g.max_size = group_id, max_size
+            for member in members:
+                g.members.add(member_id=member, weight=1)
 
 
 # ------------------------------------------------------------------- externs
@@ -500,14 +479,12 @@ class Counter(_Entity):
 
     def modify(self, index: int | None, *, packets: int = 0, bytes: int = 0) -> None:
         """Set one cell (every cell when ``index`` is None); zero resets."""
-        client = self._client
-        update, request = client._new_update(MODIFY)
-        ce = update.entity.counter_entry
-        ce.counter_id = self.id
-        if index is not None:
-            ce.index.index = index
-        ce.data.packet_count, ce.data.byte_count = packets, bytes
-        client._send(update, request)
+        with self._client._update(MODIFY) as entity:
+            ce = entity.counter_entry
+            ce.counter_id = self.id
+            if index is not None:
+                ce.index.index = index
+            ce.data.packet_count, ce.data.byte_count = packets, bytes
 
 
 class Meter(_Entity):
@@ -526,15 +503,13 @@ class Meter(_Entity):
     def modify(self, index: int | None, config: MeterConfig) -> None:
         """Configure a cell (all cells when ``index`` is None) with
         ``(cir, cburst, pir, pburst)`` in units per second; ``None`` resets it."""
-        client = self._client
-        update, request = client._new_update(MODIFY)
-        me = update.entity.meter_entry
-        me.meter_id = self.id
-        if index is not None:
-            me.index.index = index
-        if config is not None:
-            me.config.cir, me.config.cburst, me.config.pir, me.config.pburst = config
-        client._send(update, request)
+        with self._client._update(MODIFY) as entity:
+            me = entity.meter_entry
+            me.meter_id = self.id
+            if index is not None:
+                me.index.index = index
+            if config is not None:
+                me.config.cir, me.config.cburst, me.config.pir, me.config.pburst = config
 
 
 class Register(_Entity):
@@ -567,21 +542,17 @@ class Digest(_Entity):
 
     def delete(self) -> None:
         """Stop the reports."""
-        client = self._client
-        update, request = client._new_update(DELETE)
-        update.entity.digest_entry.digest_id = self.id
-        client._send(update, request)
+        with self._client._update(DELETE) as entity:
+            entity.digest_entry.digest_id = self.id
 
     def _write(self, kind: int, max_timeout_ns: int, max_list_size: int,
                ack_timeout_ns: int) -> None:
-        client = self._client
-        update, request = client._new_update(kind)
-        de = update.entity.digest_entry
-        de.digest_id = self.id
-        de.config.max_timeout_ns = max_timeout_ns
-        de.config.max_list_size = max_list_size
-        de.config.ack_timeout_ns = ack_timeout_ns
-        client._send(update, request)
+        with self._client._update(kind) as entity:
+            de = entity.digest_entry
+            de.digest_id = self.id
+            de.config.max_timeout_ns = max_timeout_ns
+            de.config.max_list_size = max_list_size
+            de.config.ack_timeout_ns = ack_timeout_ns
 
 
 class Digests(Registry[Digest]):
@@ -619,11 +590,9 @@ class _Replication:
         self._write(MODIFY, ident, replicas)
 
     def delete(self, ident: int) -> None:
-        client = self._client
-        update, request = client._new_update(DELETE)
-        msg = getattr(update.entity.packet_replication_engine_entry, self._field)
-        setattr(msg, self._id_name, ident)
-        client._send(update, request)
+        with self._client._update(DELETE) as entity:
+            msg = getattr(entity.packet_replication_engine_entry, self._field)
+            setattr(msg, self._id_name, ident)
 
     def read(self) -> dict[int, list[tuple[int, int]]]:
         """Every entry: id -> [(port, instance), ...]."""
@@ -637,14 +606,12 @@ class _Replication:
         return out
 
     def _write(self, kind: int, ident: int, replicas: Replicas) -> None:
-        client = self._client
-        update, request = client._new_update(kind)
-        msg = getattr(update.entity.packet_replication_engine_entry, self._field)
-        setattr(msg, self._id_name, ident)
-        for item in replicas:
-            port, rid = item if isinstance(item, tuple) else (item, 0)
-            msg.replicas.add(egress_port=port, instance=rid)
-        client._send(update, request)
+        with self._client._update(kind) as entity:
+            msg = getattr(entity.packet_replication_engine_entry, self._field)
+            setattr(msg, self._id_name, ident)
+            for item in replicas:
+                port, rid = item if isinstance(item, tuple) else (item, 0)
+                msg.replicas.add(egress_port=port, instance=rid)
 
 
 class CloneSessions(_Replication):
