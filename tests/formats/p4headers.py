@@ -2,11 +2,11 @@
 for tests that check a hand-written Python parser or builder against the P4
 declaration it mirrors.
 
-``program(name)`` preprocesses, parses and type-checks one program (cpp, the
-LALR parser, ``direct_calls``, then the checker and v1model's target rules,
-as ``check_program`` runs them; the checker object is used directly so its
-resolved types can be read) and gives every header type it declares with
-its fields in order, each with its resolved bit width and its bit offset
+``program(name)`` preprocesses, parses and type-checks one program (cpp,
+the LALR parser, ``direct_calls``, then ``checked``: the checker and
+v1model's target rules as ``check_program`` runs them, keeping the
+checker's resolved types) and gives every header type it declares with its
+fields in order, each with its resolved bit width and its bit offset
 from the header's first bit on the wire; the top-level constants with their
 values (``-D`` macros folded); the structs' members (a stack's size, the
 order of a headers struct); and the field lists of its ``hash`` calls.
@@ -34,7 +34,7 @@ import dataclasses
 import random
 import re
 import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -44,8 +44,7 @@ import numpy as np
 
 from common.checksum import internet_checksum
 from dataplane.compiler.check import env
-from dataplane.compiler.check.checker import Checker
-from dataplane.compiler.check.target import check_target
+from dataplane.compiler.check.checker import checked
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
 from dataplane.compiler.frontend.parser import parse_file
@@ -176,7 +175,7 @@ class Program:
         as its text (``hdr.ipv4.srcAddr``) and its width as the checker
         typed it."""
         out = []
-        for node in _walk(self.tree):
+        for node in ast.walk(self.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                     and node.func.name == "hash" and len(node.args) >= 4
                     and _text(node.args[0].value) == result):
@@ -209,17 +208,6 @@ class Program:
         raise KeyError(f"{struct_name} has no member {name!r}")
 
 
-def _walk(node: object) -> Iterator[ast.Node]:
-    """Every syntax node under ``node``."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, list):
-            stack.extend(n)
-        elif isinstance(n, ast.Node):
-            yield n
-            stack.extend(getattr(n, f.name) for f in dataclasses.fields(n) if f.name != "loc")
-
 
 def _text(e: object) -> str:
     if isinstance(e, ast.Name):
@@ -248,9 +236,7 @@ def program(name: str) -> Program:
     path = P4SRC / f"{name}.p4"
     tree = parse_file(path)
     instantiate_direct_calls(tree)
-    checker = Checker(tree)
-    checker.run()
-    check_target(tree, checker)  # what check_program does: a program BMv2 would load
+    checker = checked(tree)  # check_program's checker: a program BMv2 would load
     root = checker.scope
     headers: dict[str, Header] = {}
     consts: dict[str, int] = {}

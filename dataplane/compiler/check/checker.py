@@ -45,10 +45,16 @@ from dataplane.compiler.frontend.types import (
 def check_program(program: ast.Program) -> Facts:
     """Resolve and type-check ``program``; raise its first error (located),
     else return what was found out about its nodes."""
+    return checked(program).facts
+
+
+def checked(program: ast.Program) -> Checker:
+    """``check_program``'s checker itself, for a reader of its resolved
+    scope (the types it declared) as well as its facts."""
     checker = Checker(program)
     checker.run()
     check_target(program, checker)
-    return checker.facts
+    return checker
 
 
 class Checker(ExprRules, StmtRules, TableRules):

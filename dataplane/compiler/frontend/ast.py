@@ -9,6 +9,8 @@ what the program means to the control plane.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from common.errors import Loc
@@ -658,3 +660,23 @@ class ControlDecl(Decl):
 @dataclass(slots=True)
 class Program(Node):
     decls: list[Decl]
+
+
+def walk(node: object) -> Iterator[Node]:
+    """Every syntax node under ``node`` (a node or a list of them), parents
+    first, in source order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(reversed(n))
+            continue
+        if not isinstance(n, Node):
+            continue
+        yield n
+        for f in dataclasses.fields(n):
+            if f.name == "loc":
+                continue
+            v = getattr(n, f.name)
+            if isinstance(v, Node | list):
+                stack.append(v)

@@ -11,9 +11,6 @@ so tables inside it keep the control-plane names p4c gives them
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterator
-
 from dataplane.compiler.frontend import ast
 
 
@@ -21,7 +18,7 @@ def instantiate_direct_calls(program: ast.Program) -> None:
     blocks = {d.name for d in program.decls if isinstance(d, ast.ControlDecl | ast.ParserDecl)}
     if not blocks:
         return
-    taken = {n.name for n in _walk(program) if isinstance(n, ast.Decl)}
+    taken = {n.name for n in ast.walk(program) if isinstance(n, ast.Decl)}
     for decl in program.decls:
         if not isinstance(decl, ast.ControlDecl | ast.ParserDecl):
             continue
@@ -31,7 +28,7 @@ def instantiate_direct_calls(program: ast.Program) -> None:
             decl.states)
         added: list[ast.Decl] = []
         for body in bodies:
-            for node in _walk(body):
+            for node in ast.walk(body):
                 target = _direct_target(node, blocks, shadowed)
                 if target is None:
                     continue
@@ -66,21 +63,3 @@ def _fresh(base: str, taken: set[str]) -> str:
     taken.add(name)
     return name
 
-
-def _walk(node: object) -> Iterator[ast.Node]:
-    """Every syntax node under ``node``, parents first."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, list):
-            stack.extend(reversed(n))
-            continue
-        if not isinstance(n, ast.Node):
-            continue
-        yield n
-        for f in dataclasses.fields(n):
-            if f.name == "loc":
-                continue
-            v = getattr(n, f.name)
-            if isinstance(v, ast.Node | list):
-                stack.append(v)
