@@ -97,13 +97,13 @@ def bench_gpint(n: int = 100, load_pps: float = 14_000.0, duration_s: float = 10
         run_topology,
     )
 
-    cfg = GpintRunConfig(n=n, load_pps=load_pps, duration_s=duration_s, warmup_s=0.0, seed=seed)
-    topo = run_topology(cfg)
+    cfg = GpintRunConfig(n=n, load_pps=load_pps, duration_s=duration_s, warmup_s=0.0)
+    topo = run_topology(cfg, seed)
     net = open_network("sim", topo, PROGRAM, seed=seed)
     with net:
         net.install_routes()
         configure_switches(net, cfg)
-        background(net, cfg)
+        background(net, cfg, seed)
         if tap is not None:
             net.tap_transmitted(tap)
         net.start_traffic()

@@ -310,6 +310,10 @@ class RunEnv:
     def __post_init__(self) -> None:
         object.__setattr__(self, "target", get_target(self.target))
 
+    def to_dict(self) -> dict[str, Any]:
+        """What a run's results record of where it ran."""
+        return {"seed": self.seed, "target": self.target.name}
+
     def open(self, topo: Topology, program: Any, **options: Any) -> Network:
         """A built, not yet started, network of ``topo`` for this run."""
         if self.live is not None and self.target.live:

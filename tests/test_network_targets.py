@@ -75,9 +75,8 @@ def test_all_pairs_ping(target: str, clean: None, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("target", TARGET_PARAMS)
 def test_intlabel_run(target: str, clean: None, tmp_path: Path) -> None:
-    cfg = RunConfig(topology="line", senders=("h1", "h3"), packets=600, T_ms=50.0,
-                    target=target)
-    m = run_intlabel(cfg, live=LiveOptions(results_dir=tmp_path))
+    cfg = RunConfig(topology="line", senders=("h1", "h3"), packets=600, T_ms=50.0)
+    m = run_intlabel(cfg, RunEnv(target, live=LiveOptions(results_dir=tmp_path)))
     assert m.packets_sent == 600
     assert m.packets_delivered >= 0.95 * m.packets_sent
     # Every user packet on a 3-switch line crosses 2 or 3 labeling hops and

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -123,26 +123,32 @@ def label(planner: str, recovery: str) -> str:
     return NAMES.get(planner, planner) + ("-FT" if recovery == "ft" else "")
 
 
-def _config(p: Point, params: dict[str, Any], env: RunEnv, mea_count: int) -> GpintRunConfig:
+def _config(p: Point, params: dict[str, Any], mea_count: int) -> GpintRunConfig:
     return GpintRunConfig(n=p.n, planner=p.planner, recovery=p.recovery, load_pps=p.load_pps,
                           link_loss=p.link_loss, sessions=params["sessions"],
                           duration_s=params["duration_s"], warmup_s=params["warmup_s"],
-                          mea_count=mea_count,
-                          seed=env.seed * 1000 + p.repetition, target=env.target.name)
+                          mea_count=mea_count)
 
 
-def fitting_mea_count(cfg: GpintRunConfig) -> int:
+def point_env(p: Point, env: RunEnv) -> RunEnv:
+    """The environment of one point's run: the experiment's seed with the
+    repetition folded in (each repetition its own random network)."""
+    return replace(env, seed=env.seed * 1000 + p.repetition)
+
+
+def fitting_mea_count(cfg: GpintRunConfig, seed: int) -> int:
     """The largest MEA count up to ``cfg.mea_count`` whose values fit the
-    longest path's probe (128 values): Euler's long trails cannot carry 4
-    values per switch, and the paper sizes probes for Euler's paths."""
+    longest path's probe (128 values) on the network of ``seed``: Euler's
+    long trails cannot carry 4 values per switch, and the paper sizes
+    probes for Euler's paths."""
     from topologies.generators import gpint_ws
 
     if cfg.mea_count == 0:
         return 0
-    graph = gpint_ws(n=cfg.n, k=cfg.ws_k, p=cfg.ws_p, seed=cfg.seed,
+    graph = gpint_ws(n=cfg.n, k=cfg.ws_k, p=cfg.ws_p, seed=seed,
                      hosts=cfg.hosts).switch_graph()
     longest = max(len(path) for path in plan(cfg.planner, graph,
-                                             seed=derive_seed(cfg.seed, "planner")))
+                                             seed=derive_seed(seed, "planner")))
     return min(cfg.mea_count, MAX_VALUES // longest)
 
 
@@ -150,12 +156,11 @@ def run_point(args: tuple[Point, dict[str, Any], RunEnv]) -> dict[str, Any]:
     """One point's row: its keys, ``run_gpint``'s summary, the path count
     and the MEA count it ran with (top level so a process pool pickles it)."""
     point, params, env = args
-    seed = env.seed
-    cfg = _config(point, params, env, params["mea_count"])
-    mea = fitting_mea_count(cfg)
+    env = point_env(point, env)
+    mea = fitting_mea_count(_config(point, params, params["mea_count"]), env.seed)
     while True:
         try:
-            res = run_gpint(_config(point, params, env, mea), live=env.live)
+            res = run_gpint(_config(point, params, mea), env)
             break
         except ProbeBuildError:
             if mea == 0:
@@ -164,7 +169,7 @@ def run_point(args: tuple[Point, dict[str, Any], RunEnv]) -> dict[str, Any]:
     row: dict[str, Any] = {"n": point.n, "planner": point.planner, "recovery": point.recovery,
                            "config": label(point.planner, point.recovery),
                            "load_pps": point.load_pps, "link_loss": point.link_loss,
-                           "repetition": point.repetition, "seed": seed * 1000 + point.repetition}
+                           "repetition": point.repetition, "seed": env.seed}
     row.update(res.summary())
     row.update(paths=res.paths, mea_count=mea)
     return row

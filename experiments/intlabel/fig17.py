@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ import numpy as np
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from experiments.intlabel.params import run_check
 from experiments.intlabel.theory import total_variation
+from orchestration.network import RunEnv
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import run_intlabel
 
@@ -124,8 +126,8 @@ def model_distribution(extra: dict[str, Any], mode: str, T_ms: float, f_name: st
     return total / total.sum()
 
 
-def _point(cfg: RunConfig) -> dict[str, Any]:
-    m = run_intlabel(cfg, inspect=trace_paths)
+def _point(cfg: RunConfig, env: RunEnv | None = None) -> dict[str, Any]:
+    m = run_intlabel(cfg, env, inspect=trace_paths)
     return {"labels_per_packet": m.labels_per_packet, "extra": m.extra,
             "delivered": m.packets_delivered}
 
@@ -135,13 +137,13 @@ ALL_SERVERS = tuple(f"h{i}" for i in range(1, 9))
 
 def fig17_compute(ctx: Context) -> Result:
     p = ctx.params
-    base = RunConfig(packets=p["packets"], T_ms=p["T_ms"], seed=ctx.seed, f=p["f"])
+    base = RunConfig(packets=p["packets"], T_ms=p["T_ms"], f=p["f"])
     # The paper's setup (servers 1 and 8 send), and well-mixed traffic (every
     # server sends) where the model's independence between hops holds.
     mixed = replace(base, senders=ALL_SERVERS, packets=2 * p["packets"])
     cases = [("paper", "A", replace(base, mode="A")), ("paper", "B", replace(base, mode="B")),
              ("mixed", "A", replace(mixed, mode="A")), ("mixed", "B", replace(mixed, mode="B"))]
-    runs = ctx.map(_point, [c for _, _, c in cases], "runs")
+    runs = ctx.map(partial(_point, env=ctx.env), [c for _, _, c in cases], "runs")
     rows = []
     heads = []
     for (traffic, mode, _), run in zip(cases, runs):

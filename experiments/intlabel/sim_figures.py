@@ -28,10 +28,10 @@ MODES = {"A": ("Base A", "o-"), "B": ("Base B", "s-"), "Pro": ("Pro", "^-"),
 # --------------------------------------------------------------- helpers
 
 
-def _run(cfg: RunConfig, live: Any = None) -> dict[str, Any]:
-    """One point (top level so a process pool can pickle it); ``live``: the
-    live target's options (``Context.live``)."""
-    m = run_intlabel(cfg, live=live)
+def _run(cfg: RunConfig, env: RunEnv | None = None) -> dict[str, Any]:
+    """One point (top level so a process pool can pickle it) where ``env``
+    says (``Context.env``)."""
+    m = run_intlabel(cfg, env)
     out = m.summary()
     out.update(windows=m.windows, labels_per_packet=m.labels_per_packet,
                items_per_report=m.items_per_report, packets_delivered=m.packets_delivered,
@@ -55,15 +55,14 @@ def _base(ctx: Context, **kw: Any) -> RunConfig:
     kw.setdefault("packets", p.get("packets", 10_000))
     cfg = RunConfig(rate_bps=p.get("rate_mbps", 5.0) * 1e6, T_ms=p.get("T_ms", 50.0),
                     T1_ms=p.get("T1_ms", 0.0), max_hop=p.get("max_hop", 5),
-                    Ti_ms=p.get("Ti_ms", 100.0), f=p.get("f", "F1"), seed=ctx.seed,
-                    target=ctx.target.name, **kw)
+                    Ti_ms=p.get("Ti_ms", 100.0), f=p.get("f", "F1"), **kw)
     return cfg
 
 
 def _sweep(ctx: Context, configs: list[tuple[dict[str, Any], RunConfig]], label: str
            ) -> list[dict[str, Any]]:
     """Run every config; each row is its key columns plus the summary."""
-    results = ctx.map(partial(_run, live=ctx.live), [c for _, c in configs], label)
+    results = ctx.map(partial(_run, env=ctx.env), [c for _, c in configs], label)
     rows = []
     for (keys, _), res in zip(configs, results):
         row = dict(keys)

@@ -41,7 +41,7 @@ from common.seeds import derive_seed
 from controller.gpint.monitor import Monitor, SessionResult
 from controller.gpint.planners import plan
 from controller.gpint.recovery import FINE_TUNED, PAPER
-from orchestration.network import COLLECTOR_PORT, TARGETS, Network, open_network
+from orchestration.network import COLLECTOR_PORT, Network, RunEnv
 from topologies.model import Topology
 
 PROGRAM = "gpint"
@@ -98,8 +98,6 @@ class GpintRunConfig:
     drain_s: float = 0.5
     mea_count: int = 0
     request_type: int = 0
-    seed: int = 0
-    target: str = "sim"
     end_when_done: bool = True
 
     def __post_init__(self) -> None:
@@ -108,8 +106,6 @@ class GpintRunConfig:
 
         if self.recovery not in RECOVERY:
             fail(f"recovery must be one of {', '.join(RECOVERY)}, not {self.recovery!r}")
-        if self.target not in TARGETS:
-            fail(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
         if not self.load_pps >= 0:
             fail(f"load_pps must not be negative, not {self.load_pps}")
         if self.capacity_model not in CAPACITY_MODELS:
@@ -133,10 +129,11 @@ class GpintRunConfig:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def paths(self, topo: Topology | None = None) -> list[list[str]]:
-        """The planner's INT paths for this run (its topology and seed)."""
-        graph = (topo or run_topology(self)).switch_graph()
-        return plan(self.planner, graph, seed=derive_seed(self.seed, "planner"))
+    def paths(self, seed: int = 0, topo: Topology | None = None) -> list[list[str]]:
+        """The planner's INT paths for the run of ``seed`` (its topology, or
+        ``topo`` when already built)."""
+        graph = (topo or run_topology(self, seed)).switch_graph()
+        return plan(self.planner, graph, seed=derive_seed(seed, "planner"))
 
 
 @dataclass
@@ -182,11 +179,12 @@ class GpintRunResult:
         }
 
 
-def run_topology(cfg: GpintRunConfig) -> Topology:
-    """The run's network with every switch's processing capacity set."""
+def run_topology(cfg: GpintRunConfig, seed: int = 0) -> Topology:
+    """The network of the run of ``seed`` (the seed draws the
+    Watts-Strogatz graph) with every switch's processing capacity set."""
     from topologies.generators import gpint_ws
 
-    topo = gpint_ws(n=cfg.n, k=cfg.ws_k, p=cfg.ws_p, seed=cfg.seed, hosts=cfg.hosts,
+    topo = gpint_ws(n=cfg.n, k=cfg.ws_k, p=cfg.ws_p, seed=seed, hosts=cfg.hosts,
                     link_loss=cfg.link_loss, queue_depth=cfg.queue_depth)
     caps = derived_capacities(topo, model=cfg.capacity_model) if cfg.capacity_pps is None else {
         name: cfg.capacity_pps for name in topo.switches}
@@ -258,14 +256,16 @@ def configure_switches(net: Network, cfg: GpintRunConfig) -> None:
             client.clone_sessions.insert(SESSION_BASE + port, [port])
 
 
-def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
+def run_gpint(cfg: GpintRunConfig, env: RunEnv | None = None, *,
               on_session: Callable[[SessionResult], None] | None = None) -> GpintRunResult:
-    """Build, configure, run and measure one run on ``cfg.target``."""
-    topo = run_topology(cfg)
+    """Build, configure, run and measure one run of ``cfg`` where ``env``
+    says (its target, seed and live options; the sim and seed 0 without)."""
+    env = env or RunEnv()
+    topo = run_topology(cfg, env.seed)
     capacities = {name: spec.processing_rate_pps or 0.0 for name, spec in topo.switches.items()}
-    paths = cfg.paths(topo)
-    label = f"gpint-{cfg.planner}-{cfg.recovery}-n{cfg.n}-seed{cfg.seed}"
-    net = open_network(cfg.target, topo, PROGRAM, seed=cfg.seed, live=live, label=label)
+    paths = cfg.paths(env.seed, topo)
+    label = f"gpint-{cfg.planner}-{cfg.recovery}-n{cfg.n}-seed{env.seed}"
+    net = env.open(topo, PROGRAM, label=label)
     t_wall = time.perf_counter()
     with net:
         net.install_routes()
@@ -283,7 +283,7 @@ def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
                           switch_ids=ids, probe_timeout_s=cfg.probe_timeout_s,
                           on_session=session_done)
         net.attach_collector(monitor.on_frames)
-        background(net, cfg)
+        background(net, cfg, env.seed)
         t0 = net.start_traffic()
         clock = net.clock
 
@@ -301,7 +301,8 @@ def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
             monitor.stop()
         counters = net.finish()
     return GpintRunResult(
-        config=cfg.to_dict(), paths=len(paths), path_lengths=[len(p) for p in paths],
+        config={**cfg.to_dict(), **env.to_dict()}, paths=len(paths),
+        path_lengths=[len(p) for p in paths],
         capacities_pps=capacities,
         sessions=[_session_row(s) for s in monitor.results],
         background_sent=counters.sent, background_delivered=counters.delivered,
@@ -311,8 +312,9 @@ def run_gpint(cfg: GpintRunConfig, *, live: Any = None,
         wall_time_s=time.perf_counter() - t_wall, extra=dict(counters.extra))
 
 
-def background(net: Network, cfg: GpintRunConfig) -> None:
-    """Every host sends ``load_pps / hosts`` UDP packets/s to random others."""
+def background(net: Network, cfg: GpintRunConfig, seed: int = 0) -> None:
+    """Every host sends ``load_pps / hosts`` UDP packets/s to random others,
+    drawn from the run's ``seed``."""
     from traffic.schedules import flows_to_random_servers
 
     hosts = list(net.topo.hosts.values())
@@ -323,9 +325,9 @@ def background(net: Network, cfg: GpintRunConfig) -> None:
     for h in hosts:
         others = [o for o in hosts if o.name != h.name]
         sched = flows_to_random_servers(h, others, pps * cfg.packet_size * 8, cfg.packet_size,
-                                        duration_us, derive_seed(cfg.seed, "traffic", h.name),
+                                        duration_us, derive_seed(seed, "traffic", h.name),
                                         arrivals="poisson")
-        net.add_sender(h.name, sched, seed=derive_seed(cfg.seed, "loss", h.name, 0))
+        net.add_sender(h.name, sched, seed=derive_seed(seed, "loss", h.name, 0))
         net.add_receiver(h.name)
 
 

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from orchestration.network import RunEnv, TargetError
 from orchestration.systems.gpint import (
     GpintRunConfig,
     GpintRunError,
@@ -73,13 +74,25 @@ def test_without_recovery_a_dead_link_fails_the_session() -> None:
 
 @pytest.mark.parametrize("kw, text", [
     ({"recovery": "maybe"}, "recovery must be one of off, paper, ft"),
-    ({"target": "tofino"}, "target must be one of sim, mininet, bmv2"),
     ({"sessions": 0}, "sessions must be at least 1"),
     ({"failed_links": (("s1", "s99"),)}, "no link between s1 and s99"),
 ])
 def test_bad_configurations(kw: dict, text: str) -> None:
     with pytest.raises(GpintRunError, match=text.replace("(", r"\(")):
         run_gpint(GpintRunConfig(**{**SMALL, **kw}))
+
+
+def test_an_unknown_target_is_refused_where_the_run_is_placed() -> None:
+    with pytest.raises(TargetError, match="tofino"):
+        run_gpint(GpintRunConfig(**SMALL), RunEnv("tofino"))  # type: ignore[arg-type]
+
+
+def test_the_seed_draws_the_network_and_is_recorded() -> None:
+    a, b = GpintRunConfig(**SMALL).paths(1), GpintRunConfig(**SMALL).paths(2)
+    assert a != b
+    r = run_gpint(GpintRunConfig(**{**SMALL, "sessions": 1}), RunEnv(seed=1))
+    assert r.config["seed"] == 1 and r.config["target"] == "sim"
+    assert r.path_lengths == [len(p) for p in a]
 
 
 def test_a_link_failing_mid_session_is_recovered() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from controller.intlabel import IntLabelConfigError
 from orchestration.systems.intlabel.config import RunConfig, RunConfigError
+from orchestration.network import RunEnv
 from orchestration.systems.intlabel.metrics import RunMetrics
 from orchestration.systems.intlabel.run import run_intlabel
 
@@ -19,8 +20,8 @@ PACKETS = 2000
 
 
 @cache
-def run(**kw: object) -> RunMetrics:
-    return run_intlabel(RunConfig(packets=PACKETS, **kw))  # type: ignore[arg-type]
+def run(seed: int = 0, **kw: object) -> RunMetrics:
+    return run_intlabel(RunConfig(packets=PACKETS, **kw), RunEnv(seed=seed))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("mode", ["A", "B"])
@@ -63,7 +64,7 @@ def test_counts_are_consistent_without_loss() -> None:
 
 def test_same_seed_same_metrics_other_seed_differs() -> None:
     first = run(mode="A", T_ms=50, Ti_ms=100, seed=0)
-    again = run_intlabel(RunConfig(packets=PACKETS, mode="A", T_ms=50, Ti_ms=100, seed=0))
+    again = run_intlabel(RunConfig(packets=PACKETS, mode="A", T_ms=50, Ti_ms=100))
     other = run(mode="A", T_ms=50, Ti_ms=100, seed=1)
     assert again.comparable() == first.comparable()
     assert other.comparable() != first.comparable()
@@ -75,7 +76,9 @@ def test_metrics_are_plain_data() -> None:
     assert back["reports"] == m.reports and back["config"]["T_ms"] == 50
     assert pickle.loads(pickle.dumps(m)).comparable() == m.comparable()
     cfg = RunConfig.from_dict(back["config"])
-    assert cfg == RunConfig(packets=PACKETS, mode="A", T_ms=50, Ti_ms=100, seed=0)
+    assert cfg == RunConfig(packets=PACKETS, mode="A", T_ms=50, Ti_ms=100)
+    assert back["env"] == {"seed": 0, "target": "sim"}
+    assert run(mode="A", T_ms=50, Ti_ms=100, seed=1).env["seed"] == 1
 
 
 def test_loss_is_measured_with_lost_labels() -> None:

@@ -23,6 +23,7 @@ from common.errors import IntbedError
 from experiments.framework import ExperimentError, run_experiment
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
+from orchestration.network import RunEnv
 from orchestration.redis_server import RedisServer, redis_available
 from orchestration.systems.intlabel.config import RunConfig
 from orchestration.systems.intlabel.run import pro_reactions, run_intlabel
@@ -69,10 +70,10 @@ def test_live_targets_only_for_experiments_that_have_them(tmp_path: Path) -> Non
     assert not (tmp_path / "x").exists()
 
 
-def test_run_config_knows_its_targets() -> None:
-    assert RunConfig(target="mininet").to_dict()["target"] == "mininet"
-    with pytest.raises(IntbedError, match="target must be one of sim, mininet, bmv2"):
-        RunConfig(target="tofino")
+def test_a_run_environment_knows_its_targets() -> None:
+    assert RunEnv("mininet").to_dict()["target"] == "mininet"
+    with pytest.raises(IntbedError, match="unknown target 'tofino'"):
+        RunEnv("tofino")  # type: ignore[arg-type]
 
 
 @needs_redis
@@ -153,9 +154,8 @@ def test_pro_raises_s_on_a_port_whose_labels_are_lost(clean: None, tmp_path: Pat
     the two ports within k T plus Redis's measured expiry lag after their
     last update (plus the P4Runtime write and this busy machine's slack)."""
     cfg = RunConfig(topology="line", senders=("h1", "h3"), packets=1500, T_ms=50.0, k=2.0,
-                    pro=True, pro_style="flag", link_loss=0.9, lossy_links=(("s1", "s2"),),
-                    target="mininet")
-    m = run_intlabel(cfg, live=LiveOptions(results_dir=tmp_path))
+                    pro=True, pro_style="flag", link_loss=0.9, lossy_links=(("s1", "s2"),))
+    m = run_intlabel(cfg, RunEnv("mininet", live=LiveOptions(results_dir=tmp_path)))
     topo = build_topology("line")
     lossy = {("s1", topo.switch_port_to("s1", "s2")), ("s2", topo.switch_port_to("s2", "s1"))}
     k_t = cfg.k * cfg.T_ms / 1000
@@ -180,7 +180,7 @@ def test_pro_raises_s_on_a_port_whose_labels_are_lost(clean: None, tmp_path: Pat
 @live
 def test_killing_a_switch_stops_the_run_and_keeps_what_was_gathered(
         clean: None, tmp_path: Path) -> None:
-    cfg = RunConfig(topology="line", senders=("h1", "h3"), packets=3000, target="mininet")
+    cfg = RunConfig(topology="line", senders=("h1", "h3"), packets=3000)
     killed: dict[str, int] = {}
 
     def kill_s2(net) -> None:  # type: ignore[no-untyped-def]
@@ -191,7 +191,8 @@ def test_killing_a_switch_stops_the_run_and_keeps_what_was_gathered(
         threading.Timer(0.8, kill).start()
 
     with pytest.raises(IntbedError) as info:
-        run_intlabel(cfg, live=LiveOptions(results_dir=tmp_path), on_running=kill_s2)
+        run_intlabel(cfg, RunEnv("mininet", live=LiveOptions(results_dir=tmp_path)),
+                     on_running=kill_s2)
     message = str(info.value)
     assert message.startswith(f"error: switch s2 (pid {killed['pid']}) exited with code -9")
     [run_dir] = tmp_path.iterdir()
@@ -207,13 +208,14 @@ def test_killing_a_switch_stops_the_run_and_keeps_what_was_gathered(
 @live
 def test_ctrl_c_mid_run_tears_down_and_keeps_what_was_gathered(
         clean: None, tmp_path: Path) -> None:
-    cfg = RunConfig(topology="line", senders=("h1", "h3"), packets=400, target="mininet")
+    cfg = RunConfig(topology="line", senders=("h1", "h3"), packets=400)
 
     def interrupt(net) -> None:  # type: ignore[no-untyped-def]
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_intlabel(cfg, live=LiveOptions(results_dir=tmp_path), on_running=interrupt)
+        run_intlabel(cfg, RunEnv("mininet", live=LiveOptions(results_dir=tmp_path)),
+                     on_running=interrupt)
     [run_dir] = tmp_path.iterdir()
     partial = json.loads((run_dir / "partial_metrics.json").read_text())
     assert partial["config"]["packets"] == 400 and partial["extra"]["failure"] is None

@@ -15,7 +15,6 @@ from typing import Any
 from common.errors import IntbedError
 from common.seeds import derive_seed
 from controller.intlabel import IntLabelConfig, SpecificFlow
-from orchestration.network import TARGETS
 from topologies.model import Topology
 
 
@@ -34,9 +33,8 @@ class RunConfig(IntLabelConfig):
     ``set_queue_depth``, to induce loss); ``link_loss`` is the loss
     probability of every switch-to-switch link, or of ``lossy_links`` (pairs
     of node names) when given. ``report_delay_us`` is the one-way delay from
-    every switch to the collector. ``target`` is where the data plane runs
-    (``sim``, or the live ``mininet`` and ``bmv2``: see
-    ``orchestration.systems.intlabel.run``).
+    every switch to the collector. Where the run happens (target, seed,
+    live options) is not part of it: ``run_intlabel`` takes a ``RunEnv``.
     """
 
     topology: str = "intlabel-fabric"
@@ -55,8 +53,6 @@ class RunConfig(IntLabelConfig):
     lossy_links: tuple[tuple[str, str], ...] = ()
     report_delay_us: float = 100.0
     arrivals: str = "constant"
-    seed: int = 0
-    target: str = "sim"
 
     def __post_init__(self) -> None:
         super().__post_init__()  # INT-label's own parameters
@@ -127,8 +123,6 @@ class RunConfig(IntLabelConfig):
             fail(f"limit_ports must be 'all' or 'hosts', not {self.limit_ports!r}")
         if self.queue_rate_pps is not None and not self.queue_rate_pps > 0:
             fail(f"queue_rate_pps must be positive, not {self.queue_rate_pps}")
-        if self.target not in TARGETS:
-            fail(f"target must be one of {', '.join(TARGETS)}, not {self.target!r}")
 
 
 def run_topology(cfg: RunConfig) -> Topology:
@@ -168,8 +162,9 @@ def run_topology(cfg: RunConfig) -> Topology:
     return topo
 
 
-def sender_schedules(topo: Topology, cfg: RunConfig) -> list[tuple[str, Any]]:
-    """``(sender, Schedule)`` per sender: every target plays these."""
+def sender_schedules(topo: Topology, cfg: RunConfig, seed: int = 0) -> list[tuple[str, Any]]:
+    """``(sender, Schedule)`` per sender, drawn from the run's ``seed``:
+    every target plays these."""
     from traffic.schedules import Schedule, flows_to_random_servers
 
     hosts = list(topo.hosts.values())
@@ -179,7 +174,7 @@ def sender_schedules(topo: Topology, cfg: RunConfig) -> list[tuple[str, Any]]:
         duration_us = math.ceil(count * 1e6 / pps) + 1
         sched = flows_to_random_servers(topo.hosts[name], hosts, cfg.rate_bps,
                                         cfg.packet_size, duration_us,
-                                        derive_seed(cfg.seed, "traffic", name),
+                                        derive_seed(seed, "traffic", name),
                                         arrivals=cfg.arrivals)
         if len(sched) > count:
             sched = Schedule(sched.times_us[:count], sched.dest_index[:count],

@@ -199,6 +199,8 @@ class RunMetrics:
     wall_time_s: float
     build_time_s: float
     extra: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, Any] = field(default_factory=dict)
+    """Where the run happened (``RunEnv.to_dict``: seed and target)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -228,7 +230,8 @@ def assemble(cfg: Any, truth: GroundTruth, arrivals: list[tuple[float, Any, bool
              stats: Any, reported: set[bytes], *, delivered: int, sent: int,
              queue_drops: int, link_losses: int, pro_changes: list[Any], sim_time_s: float,
              events: int, wall_time_s: float, build_time_s: float,
-             extra: dict[str, Any] | None = None) -> RunMetrics:
+             extra: dict[str, Any] | None = None,
+             env: dict[str, Any] | None = None) -> RunMetrics:
     """One run's ``RunMetrics`` from what every target measures the same
     way: the ground truth, the controller's arrival log (times from the start
     of traffic), the collector's statistics and the labeled packets that
@@ -280,4 +283,5 @@ def assemble(cfg: Any, truth: GroundTruth, arrivals: list[tuple[float, Any, bool
         wall_time_s=wall_time_s,
         build_time_s=build_time_s,
         extra=extra or {},
+        env=env or {},
     )

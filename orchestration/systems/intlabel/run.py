@@ -31,7 +31,7 @@ from orchestration.network import (
     COLLECTOR_MAC,
     COLLECTOR_PORT,
     Network,
-    open_network,
+    RunEnv,
 )
 from orchestration.systems.intlabel.config import RunConfig, run_topology, sender_schedules
 from orchestration.systems.intlabel.metrics import (
@@ -51,37 +51,39 @@ REACTION_TOLERANCE_S = 0.002
 Inspect = Callable[[Network, Any, RunConfig], dict[str, Any]]
 
 
-def run_label(cfg: RunConfig) -> str:
+def run_label(cfg: RunConfig, seed: int = 0) -> str:
     """A short name for the run (live targets name its directory after it)."""
     pro = f"-pro-{cfg.pro_style}" if cfg.pro else ""
-    return f"{cfg.mode}{pro}-T{cfg.T_ms:g}ms-seed{cfg.seed}"
+    return f"{cfg.mode}{pro}-T{cfg.T_ms:g}ms-seed{seed}"
 
 
-def run_intlabel(cfg: RunConfig, inspect: Inspect | None = None, *, live: Any = None,
-                 stores: IntLabelStores | None = None,
+def run_intlabel(cfg: RunConfig, env: RunEnv | None = None, *,
+                 inspect: Inspect | None = None, stores: IntLabelStores | None = None,
                  on_running: Callable[[Network], None] | None = None) -> RunMetrics:
-    """Build, configure, run and measure one run on ``cfg.target``.
+    """Build, configure, run and measure one run of ``cfg`` where ``env``
+    says (target, seed, and a live target's ``LiveOptions``: its run
+    directory and Redis; the sim and seed 0 without).
 
     ``inspect(net, topo, cfg)`` runs on the finished network; what it returns
-    lands in ``RunMetrics.extra``. ``live`` (``orchestration.live.LiveOptions``)
-    says where a live target keeps its run directory and which Redis to use;
-    ``stores`` overrides the stores the network offers; ``on_running(net)``
-    is called once the traffic has started."""
+    lands in ``RunMetrics.extra``. ``stores`` overrides the stores the
+    network offers; ``on_running(net)`` is called once the traffic has
+    started."""
+    env = env or RunEnv()
     topo = run_topology(cfg)
-    net = open_network(cfg.target, topo, PROGRAM, seed=cfg.seed, live=live,
-                       label=run_label(cfg))
+    net = env.open(topo, PROGRAM, label=run_label(cfg, env.seed))
     with ExitStack() as stack:
         stack.callback(net.stop)
-        return _Run(cfg, net, stack, stores).execute(inspect, on_running)
+        return _Run(cfg, env, net, stack, stores).execute(inspect, on_running)
     raise AssertionError("unreachable")  # pragma: no cover - ExitStack re-raises
 
 
 class _Run:
     """The pieces of one run, so that teardown and metrics can see them all."""
 
-    def __init__(self, cfg: RunConfig, net: Network, stack: ExitStack,
+    def __init__(self, cfg: RunConfig, env: RunEnv, net: Network, stack: ExitStack,
                  stores: IntLabelStores | None) -> None:
         self.cfg = cfg
+        self.env = env
         self.net = net
         self.stack = stack
         self.stores = stores
@@ -98,7 +100,7 @@ class _Run:
         self.started = False
         if net.run_dir is not None:
             (net.run_dir / "run_config.json").write_text(
-                json.dumps({"target": cfg.target, **cfg.to_dict()}, indent=1, default=str)
+                json.dumps({**env.to_dict(), **cfg.to_dict()}, indent=1, default=str)
                 + "\n")
 
     def _setup(self) -> None:
@@ -124,10 +126,11 @@ class _Run:
             self.pro = ProLoop(net.clients, db, self.aging, clock, T_s=cfg.T_s, k=cfg.k,
                                switch_ids=ids, style=cfg.pro_style,
                                restore_factor=cfg.restore_factor)
-        schedules = sender_schedules(net.topo, cfg)
+        seed = self.env.seed
+        schedules = sender_schedules(net.topo, cfg, seed)
         for name, sched in schedules:
             # The stream of the host's wire, so host-side losses match the sim's.
-            net.add_sender(name, sched, seed=derive_seed(cfg.seed, "loss", name, 0))
+            net.add_sender(name, sched, seed=derive_seed(seed, "loss", name, 0))
         dports = tuple(sorted({f.dport for _, sched in schedules for f in sched.dests}))
         for name in net.topo.hosts:
             net.add_receiver(name, udp_ports=dports)
@@ -199,7 +202,7 @@ class _Run:
             queue_drops=counters.queue_drops, link_losses=counters.link_losses,
             pro_changes=[tuple(c) for c in changes], sim_time_s=counters.elapsed_s,
             events=counters.events, wall_time_s=self.wall_s or counters.elapsed_s,
-            build_time_s=self.build_s, extra=extra)
+            build_time_s=self.build_s, extra=extra, env=self.env.to_dict())
 
 
 def _at(clock: Any, when_s: float, fn: Callable[[], Any]) -> None:
