@@ -150,3 +150,22 @@ def test_every_registered_system_has_its_pieces_under_its_id() -> None:
         prefix = f"{system.id}-"
         assert any(name.startswith(prefix) for name in framework.load_all()), system.id
     assert all(name.split("-", 1)[0] in systems.SYSTEMS for name in framework.load_all())
+
+
+def test_a_systems_own_program_and_format_carry_its_id() -> None:
+    """A program only one system runs is named after it (``p4src/<id>.p4``,
+    whatever else it runs besides); a program several share (``int_md``)
+    keeps its own name. Every format page names the program it describes."""
+    from collections import Counter
+
+    from p4src import program_path
+
+    root = Path(__file__).resolve().parents[1]
+    users = Counter(p for s in systems.SYSTEMS.values() for p in s.programs)
+    for system in systems.SYSTEMS.values():
+        own = [p for p in system.programs if users[p] == 1]
+        assert not own or system.id in own, (system.id, own)
+    for page in (root / "docs").glob("*_format.md"):
+        name = page.name.removesuffix("_format.md")
+        if name != "telemetry_report":  # the Telemetry Report spec, every sink's
+            assert program_path(name).is_file(), page.name

@@ -37,12 +37,12 @@ def test_the_profile_guided_build_trains_what_its_workload_runs() -> None:
 
     # Every hot module and the benchmarks' pipelines; no other pipeline.
     pipelines = [(f"{name}.p4", Job(f"p4gen_{name}", "", Path(f"{name}.so")))
-                 for name in (*PROGRAMS, "int_label")]
+                 for name in (*PROGRAMS, "intlabel")]
     trained = _trained(pipelines)
     assert all(module_job(name).name in trained for name in loader.MODULES)
     for name in PROGRAMS:
         assert f"p4gen_{name}" in trained
-    assert "p4gen_int_label" not in trained
+    assert "p4gen_intlabel" not in trained
     # The workload is a command the CLI takes as it stands.
     ctx = cli.make_context("intbed", list(TRAINING))
     sub = cli.get_command(ctx, TRAINING[0])

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from intbed.cli import cli
 
-INT_LABEL = Path(__file__).resolve().parents[1] / "p4src" / "int_label.p4"
+INT_LABEL = Path(__file__).resolve().parents[1] / "p4src" / "intlabel.p4"
 
 
 def ping(*args: str) -> tuple[int, dict, str]:
@@ -20,7 +20,7 @@ def ping(*args: str) -> tuple[int, dict, str]:
     return result.exit_code, json.loads(result.stdout), result.stderr
 
 
-def test_int_label_gets_its_switch_setup_and_every_pair_answers() -> None:
+def test_intlabel_gets_its_switch_setup_and_every_pair_answers() -> None:
     code, report, err = ping("--program", str(INT_LABEL))
     summary = report["summary"]
     hosts = summary["hosts"]
@@ -34,11 +34,11 @@ def test_int_label_gets_its_switch_setup_and_every_pair_answers() -> None:
 
 
 def test_without_its_control_plane_altered_frames_earn_a_warning() -> None:
-    code, report, err = ping("--program", "int_label", "--no-control-plane")
+    code, report, err = ping("--program", "intlabel", "--no-control-plane")
     summary = report["summary"]
     assert code == 1 and summary["lost"] > 0 and summary["altered_frames"] > 0
     assert err == (f"warning: {summary['altered_frames']} frame(s) reached hosts altered "
-                   "(not an ICMP echo as sent): int_label needs its control plane "
+                   "(not an ICMP echo as sent): intlabel needs its control plane "
                    "(drop --no-control-plane)\n")
 
 

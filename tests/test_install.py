@@ -124,8 +124,8 @@ def test_p4_check_installed_programs(venv: Path, elsewhere: Path) -> None:
     assert found.returncode == 0, explain(found)
     program = Path(found.stdout.strip())
     assert program.is_file() and program.resolve().is_relative_to(venv.resolve()), program
-    # int_label.p4 #includes include/int_label_headers.p4, so both must ship.
-    for name in ("l3_forward", "int_label", "hula"):
+    # intlabel.p4 #includes include/intlabel_headers.p4, so both must ship.
+    for name in ("l3_forward", "intlabel", "hula"):
         proc = run([str(venv / "bin" / "intbed"), "p4", "check",
                     str(program.with_name(f"{name}.p4"))], elsewhere, env, RUN_TIMEOUT_S)
         assert proc.returncode == 0, explain(proc)

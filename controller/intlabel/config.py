@@ -1,6 +1,6 @@
 """INT-label's parameters, and their installation on one switch by P4Runtime.
 
-Table and action names are ``p4src/int_label.p4``'s (docs/int_label_format.md,
+Table and action names are ``p4src/intlabel.p4``'s (docs/intlabel_format.md,
 "Control-plane contract"). Installing a switch writes:
 
 - ``MyEgress.int_config`` default action ``set_config(switch_id, T, T1,
@@ -40,7 +40,7 @@ SPECIFIC_TABLE = "MyIngress.specific_flow"
 SPECIFIC_ACTION = "MyIngress.mark_specific"
 REPORT_SESSION = 500
 DEFAULT_UDP_PORT = 32766
-# set_config's mode and f codes (int_label.p4 MODE_BASE_*, F1..F3).
+# set_config's mode and f codes (intlabel.p4 MODE_BASE_*, F1..F3).
 MODES = {"A": 0, "B": 1}
 FUNCTIONS = {"F1": 0, "F2": 1, "F3": 2}
 PRO_STYLES = ("shift", "flag")

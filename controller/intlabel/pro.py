@@ -21,7 +21,7 @@ Two styles:
   labels stop is raised between k T and k T + T after its last update.
   The steps are S = 0, 1, ..., b - 1 with b = bit length of T in
   microseconds (so T >> S > 0), then 48, the data plane's "label every
-  packet" value (int_label.p4 LABEL_ALL_SHIFT).
+  packet" value (intlabel.p4 LABEL_ALL_SHIFT).
 - ``flag`` (the authors' prototype): when a port's key expires, label
   every packet (S = 48) and arm a restore key of ``restore_factor`` x k T;
   another expiry while flagged re-arms it; when it expires, S = 0.
@@ -42,7 +42,7 @@ from controller.p4rt.errors import P4RuntimeError
 from sinks.intlabel.aging import EPSILON_S, AgingStore
 from sinks.intlabel.database import IntDatabase, IntRecord, Key
 
-# int_label.p4: S >= 48 (the timestamps' width) labels every packet.
+# intlabel.p4: S >= 48 (the timestamps' width) labels every packet.
 LABEL_ALL_SHIFT = 48
 
 

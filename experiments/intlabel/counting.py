@@ -78,7 +78,7 @@ def int_path_generators_claimed(k: int) -> int:
     return 1 if (k // 2) % 2 == 0 else k
 
 
-def int_label_generators(k: int) -> int:
+def intlabel_generators(k: int) -> int:
     """INT-label labels user packets: no probe generator at all."""
     _check_k(k)
     return 0
@@ -106,7 +106,7 @@ def int_path_bandwidth(k: int) -> Fraction:
     return _mbps(hosts(k) * INT_PATH_PROBE_BYTES * BITS_PER_BYTE * RATE_PER_S)
 
 
-def int_label_bandwidth(k: int) -> Fraction:
+def intlabel_bandwidth(k: int) -> Fraction:
     """k^3/4 labeled packets of 160.5 B of INT data at 100/s (the sheet's INT-label row)."""
     return _mbps(hosts(k) * INT_LABEL_BYTES * BITS_PER_BYTE * RATE_PER_S)
 
@@ -145,13 +145,13 @@ def hula_bandwidth(k: int) -> Fraction:
 GENERATORS: dict[str, dict[str, Callable[[int], int]]] = {
     "sheet": {
         "INT-path": int_path_generators_sheet,
-        "INT-label": int_label_generators,
+        "INT-label": intlabel_generators,
         "Pingmesh": pingmesh_generators,
         "HULA": hula_generators,
     },
     "corrected": {
         "INT-path": int_path_generators_claimed,
-        "INT-label": int_label_generators,
+        "INT-label": intlabel_generators,
         "Pingmesh": pingmesh_generators,
         "HULA": hula_generators,
     },
@@ -160,13 +160,13 @@ GENERATORS: dict[str, dict[str, Callable[[int], int]]] = {
 BANDWIDTH: dict[str, dict[str, Callable[[int], Fraction]]] = {
     "sheet": {
         "INT-path": int_path_bandwidth,
-        "INT-label": int_label_bandwidth,
+        "INT-label": intlabel_bandwidth,
         "Pingmesh": pingmesh_bandwidth_sheet,
         "HULA": hula_bandwidth,
     },
     "corrected": {
         "INT-path": int_path_bandwidth,
-        "INT-label": int_label_bandwidth,
+        "INT-label": intlabel_bandwidth,
         "Pingmesh": pingmesh_bandwidth,
         "HULA": hula_bandwidth,
     },

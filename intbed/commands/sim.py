@@ -30,7 +30,7 @@ def sim() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--all", "show_all", is_flag=True, help="List every pair, not only a summary.")
 @click.option("--no-control-plane", "bare", is_flag=True,
-              help="Do not run the setup of a program intbed knows (int_label's "
+              help="Do not run the setup of a program intbed knows (intlabel's "
                    "switch configuration); the switches get routes only.")
 @p4c_options
 def ping(topo_name: str, program: str, net_seed: int, as_json: bool, show_all: bool,
@@ -38,7 +38,7 @@ def ping(topo_name: str, program: str, net_seed: int, as_json: bool, show_all: b
     """All-pairs ping: reachability and round-trip times against the links'
     delays.
 
-    Programs whose switches need a control plane beyond routes (int_label) get
+    Programs whose switches need a control plane beyond routes (intlabel) get
     it, as their experiments set it up; for any other program, frames that
     reach a host altered earn a warning that it needs one.
     """
@@ -91,7 +91,7 @@ def ping(topo_name: str, program: str, net_seed: int, as_json: bool, show_all: b
         raise SystemExit(1)
 
 
-def _int_label_setup(net: Any) -> None:
+def _intlabel_setup(net: Any) -> None:
     """INT-label's per-switch configuration as its experiments install it
     (default parameters, reports to the collector port)."""
     from controller.intlabel import CollectorEndpoint, configure_switch
@@ -106,7 +106,7 @@ def _int_label_setup(net: Any) -> None:
 
 # Control-plane setup of the programs in p4src/ that need more than routes to
 # pass plain traffic, by program name.
-CONTROL_PLANES: dict[str, Callable[[Any], None]] = {"int_label": _int_label_setup}
+CONTROL_PLANES: dict[str, Callable[[Any], None]] = {"intlabel": _intlabel_setup}
 
 
 def _count_altered(net: Any) -> list[int]:

@@ -753,7 +753,7 @@ def compare_engines(p4_path: str | Path, stf_path: str | Path,
 
 def program_for(stf: Path) -> Path:
     """NAME.p4 beside NAME.stf, else p4src/NAME.p4, else the p4src program whose
-    name is the longest prefix of NAME (``int_label_pro.stf`` -> ``int_label.p4``)."""
+    name is the longest prefix of NAME (``intlabel_pro.stf`` -> ``intlabel.p4``)."""
     local = stf.with_suffix(".p4")
     if local.is_file():
         return local

@@ -58,7 +58,7 @@ def register(system: System) -> System:
 register(System(
     "intlabel", "INT-label: network-wide telemetry by distributed labeling",
     "INT-label: Lightweight In-band Network-Wide Telemetry via Distributed Labeling "
-    "(Song, Pan et al.)", ("int_label", "hula"),
+    "(Song, Pan et al.)", ("intlabel", "hula"),
     "orchestration.systems.intlabel.run:run_intlabel"))
 register(System(
     "gpint", "GPINT with SQR: INT path planning and recovery",

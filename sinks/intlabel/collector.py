@@ -21,7 +21,7 @@ from sinks.intlabel.report import (
     parse_report,
 )
 
-# The data plane's stack holds 8 items (int_label_headers.p4 INT_MAX_ITEMS).
+# The data plane's stack holds 8 items (intlabel_headers.p4 INT_MAX_ITEMS).
 HISTOGRAM_SIZE = 9
 
 

@@ -1,6 +1,6 @@
-"""Telemetry reports of ``p4src/int_label.p4``, parsed to items.
+"""Telemetry reports of ``p4src/intlabel.p4``, parsed to items.
 
-Layout (docs/int_label_format.md, "Telemetry report"), all big-endian::
+Layout (docs/intlabel_format.md, "Telemetry report"), all big-endian::
 
     Ethernet (14) | IPv4 (20) | UDP (8) | report header (8) | n items (32 n)
     | restored IPv4 header (20) | L4 ports (4)

@@ -319,7 +319,7 @@ def test_find_cases(tmp_path: Path) -> None:
     cases = find_cases([PACKAGE_ROOT / "tests" / "p4"])
     pairs = {stf.name: p4.relative_to(PACKAGE_ROOT).as_posix() for p4, stf in cases}
     assert pairs["clone.stf"] == "tests/p4/clone.p4"
-    assert pairs["int_label_pro.stf"] == "p4src/int_label.p4"
+    assert pairs["intlabel_pro.stf"] == "p4src/intlabel.p4"
     assert pairs["hula_tor.stf"] == "p4src/hula.p4"
     assert pairs["l3_forward.stf"] == "p4src/l3_forward.p4"
     (tmp_path / "orphan.stf").write_text("")

@@ -56,5 +56,5 @@ def test_covering_modules_name_their_headers() -> None:
 
 def test_there_is_something_to_cover() -> None:
     files = {file for file, _ in declared_headers()}
-    assert {"include/gpint_headers.p4", "include/int_label_headers.p4",
+    assert {"include/gpint_headers.p4", "include/intlabel_headers.p4",
             "include/int_md_headers.p4", "hula.p4", "l3_forward.p4", "pint.p4"} <= files

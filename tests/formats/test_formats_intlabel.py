@@ -1,5 +1,5 @@
-"""INT-label's Python parsers against p4src/include/int_label_headers.p4 and
-int_label.p4's headers struct: sinks/intlabel/report.py (the
+"""INT-label's Python parsers against p4src/include/intlabel_headers.p4 and
+intlabel.p4's headers struct: sinks/intlabel/report.py (the
 telemetry report) and orchestration/systems/intlabel/metrics.py (labeled
 packets on the data links). Constants, struct layouts and offsets, then
 frames packed from the P4 field widths alone, parsed field by field."""
@@ -13,7 +13,7 @@ from p4headers import ipv4, program, struct_fields
 from orchestration.systems.intlabel import metrics
 from sinks.intlabel import report
 
-P4 = program("int_label")
+P4 = program("intlabel")
 ETH, IP, UDP = P4.header("ethernet_t"), P4.header("ipv4_t"), P4.header("udp_t")
 OPTION, ITEM = P4.header("int_option_t"), P4.header("int_item_t")
 REPORT, WORD = P4.header("report_t"), P4.header("int_item_word_t")

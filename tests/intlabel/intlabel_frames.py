@@ -1,5 +1,5 @@
 """Telemetry report frames built field by field with struct, independently of
-the parser, after docs/int_label_format.md ("Telemetry report")."""
+the parser, after docs/intlabel_format.md ("Telemetry report")."""
 
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def test_valid_edges() -> None:
 
 def test_configure_switch_writes_the_contract() -> None:
     topo = line(2)  # s1: h1 on port 1, s2 on port 2
-    net = build(topo, "int_label")
+    net = build(topo, "intlabel")
     net.collector_host()
     client = net.clients["s1"]
     cfg = IntLabelConfig(mode="B", f="F2", T_ms=20, T1_ms=5, max_hop=4,
@@ -95,7 +95,7 @@ def test_configure_switch_writes_the_contract() -> None:
 
 def test_switch_ids_map_overrides_device_ids() -> None:
     topo = line(2)
-    net = build(topo, "int_label")
+    net = build(topo, "intlabel")
     cfg = IntLabelConfig(switch_ids={"s2": 0xA0B0C0D0})
     setup = configure_switch(net.clients["s2"], topo, "s2", cfg, ENDPOINT)
     assert setup.switch_id == 0xA0B0C0D0
@@ -117,7 +117,7 @@ def test_one_packet_two_labels_one_report() -> None:
     """h1 -> s1 -> s2 -> h2: both ports label their first packet, s2 reports
     two items (its own first) and h2 gets the packet without INT."""
     topo = line(2)
-    net = build(topo, "int_label")
+    net = build(topo, "intlabel")
     col = net.collector_host(delay_us=50)
     cfg = IntLabelConfig()
     for name in net.switches:

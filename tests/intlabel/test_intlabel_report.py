@@ -1,5 +1,5 @@
 """Report parsing against bytes built field by field with struct, following
-docs/int_label_format.md ("Telemetry report")."""
+docs/intlabel_format.md ("Telemetry report")."""
 
 from __future__ import annotations
 

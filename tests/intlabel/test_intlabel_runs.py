@@ -11,8 +11,8 @@ from functools import cache
 import pytest
 
 from controller.intlabel import IntLabelConfigError
-from orchestration.systems.intlabel.config import RunConfig, RunConfigError
 from orchestration.network import RunEnv
+from orchestration.systems.intlabel.config import RunConfig, RunConfigError
 from orchestration.systems.intlabel.metrics import RunMetrics
 from orchestration.systems.intlabel.run import run_intlabel
 

@@ -142,13 +142,13 @@ def test_flatten_inlines_quoted_includes_with_line_markers(tmp_path: Path) -> No
         """)
 
 
-def test_flattened_int_label_compiles_to_the_same_p4info(tmp_path: Path) -> None:
+def test_flattened_intlabel_compiles_to_the_same_p4info(tmp_path: Path) -> None:
     from dataplane.compiler.p4info import build_p4info, to_text
     from dataplane.compiler.pipeline import compile_file
 
-    flat = tmp_path / "int_label.p4"
-    flat.write_text(flatten(program_path("int_label")))
-    original = compile_file(program_path("int_label"))
+    flat = tmp_path / "intlabel.p4"
+    flat.write_text(flatten(program_path("intlabel")))
+    original = compile_file(program_path("intlabel"))
     assert to_text(build_p4info(compile_file(flat).schema)) == \
         to_text(build_p4info(original.schema))
 

@@ -129,7 +129,7 @@ def test_pace_moves_virtual_time_with_the_wall_clock_while_the_shell_is_open(
      "error: no switch named 's9' in topology line-2 (its switches: s1, s2)"),
     (["s1", "--sim", "line", "--election-id", "1"],
      "error: --election-id '1': expected HIGH,LOW (two integers, e.g. 1,0)"),
-    (["s1", "--program", "int_label"],
+    (["s1", "--program", "intlabel"],
      "error: --program applies to a sim switch only: add --sim TOPOLOGY"),
     (["s1", "--pace", "1"], "error: --pace applies to a sim switch only: add --sim TOPOLOGY"),
     (["s1", "--sim", "line", "--run", "/tmp"],

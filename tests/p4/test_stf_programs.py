@@ -2,7 +2,7 @@
 
 A test NAME.stf runs against tests/p4/NAME.p4, or else p4src/NAME.p4, or
 else the p4src program whose name is the longest prefix of NAME (so
-``int_label_base_a.stf`` tests ``p4src/int_label.p4``).
+``intlabel_base_a.stf`` tests ``p4src/intlabel.p4``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One INT-label run's configuration and setup (paper section 6.1).
 
 The fabric (4 spines, 4 leaves, 4 ToRs, 8 servers) runs
-``p4src/int_label.p4``; the first and last server send 1 kB packets at
+``p4src/intlabel.p4``; the first and last server send 1 kB packets at
 5 Mb/s each to random other servers. ``RunConfig`` is INT-label's own
 configuration with the run's setup added, checked in one place.
 """

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# int_label_headers.p4: INT_TYPE, option and item sizes, bottom flag.
+# intlabel_headers.p4: INT_TYPE, option and item sizes, bottom flag.
 INT_TYPE = 253
 OPTION_BYTES = 2
 ITEM_BYTES = 32

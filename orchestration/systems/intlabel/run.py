@@ -1,6 +1,6 @@
 """One INT-label run, written once for every target.
 
-The fabric runs ``p4src/int_label.p4`` with shortest-path routes and
+The fabric runs ``p4src/intlabel.p4`` with shortest-path routes and
 INT-label's tables (``controller.intlabel.configure_switch``); every switch
 reports to one collector; the Pro loop runs when enabled; the senders play
 ``sender_schedules``; every data port is tapped for the ground truth the
@@ -43,7 +43,7 @@ from orchestration.systems.intlabel.metrics import (
 from sinks.intlabel import Collector
 from sinks.intlabel.stores import IntLabelStores, stores_for
 
-PROGRAM = "int_label"
+PROGRAM = "intlabel"
 # Redis keeps TTLs in whole milliseconds and stamps deadlines on its own
 # clock: an expiry may come this much before k T after the update.
 REACTION_TOLERANCE_S = 0.002

@@ -1,12 +1,12 @@
 /*
- * int_label: INT-label's data plane for v1model (BMv2 simple_switch).
+ * intlabel: INT-label's data plane for v1model (BMv2 simple_switch).
  *
  * Song et al., "INT-label: Lightweight In-band Network-Wide Telemetry via
  * Distributed Labeling": every egress port labels (writes an INT item into)
  * sampled user packets; the last hop exports the items to the collector as
  * a UDP telemetry report and hands the host the packet as if INT did not
  * exist. Packet formats and the control-plane contract are documented in
- * docs/int_label_format.md.
+ * docs/intlabel_format.md.
  *
  * - Forwarding: IPv4 LPM with ECMP groups, MAC rewrite, TTL decrement,
  *   header checksum (the design of l3_forward.p4).
@@ -24,7 +24,7 @@
 
 #include <core.p4>
 #include <v1model.p4>
-#include "include/int_label_headers.p4"
+#include "include/intlabel_headers.p4"
 
 /// Clone session of the telemetry report; the controller maps it to the
 /// collector's port (simple_switch_CLI mirroring_add / P4Runtime

@@ -1,16 +1,16 @@
-"""p4src/int_label.p4: its STF tests are there, and the behaviour STF cannot reach.
+"""p4src/intlabel.p4: its STF tests are there, and the behaviour STF cannot reach.
 
-The int_label_*.stf files are run by test_stf_programs.py with every other
+The intlabel_*.stf files are run by test_stf_programs.py with every other
 STF file; this module checks that the set is complete and that each of them
-runs against int_label.p4.
+runs against intlabel.p4.
 
 intbed's STF runner holds the switch clock at 0 and has no queues; the STF
 files are written to hold on real BMv2 as well (timestamps as ``*``, T so
-large that time never decides), except int_label_clock0.stf. So the
+large that time never decides), except intlabel_clock0.stf. So the
 time-dependent rules (Base A's interval, Base B's rest time and F2/F3
 probabilities, Pro's shortened interval), the queue metadata in an item and
 the cost of the last hop in pipeline passes are checked here on a Switch
-with a controlled clock. Formats: docs/int_label_format.md.
+with a controlled clock. Formats: docs/intlabel_format.md.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from orchestration.binaries.bmv2_stf import program_for
 from p4src import program_path
 
 HERE = Path(__file__).resolve().parent
-PROGRAM = program_path("int_label")
-STF_FILES = sorted(HERE.glob("int_label_*.stf"))
+PROGRAM = program_path("intlabel")
+STF_FILES = sorted(HERE.glob("intlabel_*.stf"))
 
 INT_TYPE = 253
 ITEM_BYTES = 32
@@ -45,12 +45,12 @@ def program() -> CompiledProgram:
     return compile_file(PROGRAM)
 
 
-def test_int_label_stf_files_exist_and_target_int_label_p4() -> None:
+def test_intlabel_stf_files_exist_and_target_intlabel_p4() -> None:
     names = {p.stem for p in STF_FILES}
-    assert {"int_label_encap", "int_label_base_a", "int_label_base_b", "int_label_pro",
-            "int_label_specific", "int_label_last_hop", "int_label_ecmp"} <= names
-    # program_for picks a program by name prefix; a new p4src/int_label_*.p4
-    # must not take these files away from int_label.p4 unnoticed.
+    assert {"intlabel_encap", "intlabel_base_a", "intlabel_base_b", "intlabel_pro",
+            "intlabel_specific", "intlabel_last_hop", "intlabel_ecmp"} <= names
+    # program_for picks a program by name prefix; a new p4src/intlabel_*.p4
+    # must not take these files away from intlabel.p4 unnoticed.
     assert {stf.name: program_for(stf) for stf in STF_FILES} == {
         stf.name: PROGRAM for stf in STF_FILES}
 

@@ -1,6 +1,6 @@
 /*
- * int_label_headers.p4: the packet formats of INT-label (see
- * docs/int_label_format.md for the byte-level description).
+ * intlabel_headers.p4: the packet formats of INT-label (see
+ * docs/intlabel_format.md for the byte-level description).
  *
  * A labeled packet is
  *     Ethernet | IPv4 (protocol = INT_TYPE) | INT option | INT items | L4 ...
