@@ -1,0 +1,207 @@
+"""Running generated cases (``p4gen``): one program as Python and as its
+build, the same entries and packets through both, and every difference
+in what they emit or in the state they keep (registers, counters, direct
+counters) after each packet."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from p4gen import Case, TableEntry
+
+from common.errors import IntbedError
+from dataplane.compiler import pipeline
+from dataplane.compiler.frontend.parser import parse_file
+from dataplane.compiler.pipeline import CompiledProgram, compile_program, native_job
+from dataplane.runtime.externs import CounterArray, RegisterArray
+from dataplane.runtime.switch import Switch
+from dataplane.runtime.tables import Exact, Lpm, Ternary
+from fastpath import loader
+from fastpath.build import build_all, compiler
+
+PASSES = 64
+"""Ingress passes one packet may take (clones, resubmits, recirculations)
+before the run calls it a loop."""
+
+
+class Runaway(Exception):
+    """A packet that keeps coming back to ingress."""
+
+
+def compile_case(case: Case, workdir: Path) -> CompiledProgram:
+    """The case's program compiled from ``workdir/p4gen_SEED.p4``."""
+    src = workdir / f"p4gen_{case.seed}.p4"
+    src.write_text(case.program)
+    return compile_program(parse_file(src), src)
+
+
+def as_python(compiled: CompiledProgram) -> CompiledProgram:
+    """The same program running its generated Python text (whether or not
+    a build of it is loaded)."""
+    namespace = pipeline._globals()
+    exec(compile(compiled.python_source, f"<p4:{compiled.source.name}>", "exec"),  # noqa: S102
+         namespace)
+    return dataclasses.replace(compiled, make=namespace["make"], native=False)
+
+
+Built = tuple[CompiledProgram, CompiledProgram] | str
+
+
+def build_unavailable() -> str | None:
+    """Why this process cannot build and load pipelines, or None."""
+    if not loader.enabled():
+        return f"{loader.PURE_ENV} is set: this process loads no builds"
+    try:
+        compiler()
+    except IntbedError as exc:
+        return str(exc)
+    return None
+
+
+def build_cases(cases: Sequence[Case], workdir: Path, workers: int = 2) -> list[Built]:
+    """(Python, built) for each case, the builds made together; for a
+    program intbed does not compile, the error as text."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    first: list[CompiledProgram | str] = []
+    for case in cases:
+        try:
+            first.append(compile_case(case, workdir))
+        except IntbedError as exc:
+            first.append(f"seed {case.seed}: {type(exc).__name__}: {exc}")
+    jobs = [job for c in first if not isinstance(c, str) for job in [native_job(c)] if job]
+    build_all(jobs, workers=workers)
+    out: list[Built] = []
+    for case, compiled in zip(cases, first):
+        if isinstance(compiled, str):
+            out.append(compiled)
+            continue
+        built = compile_case(case, workdir) if not compiled.native else compiled
+        out.append((as_python(compiled), built))
+    return out
+
+
+def match_spec(spec: tuple) -> Any:
+    if spec[0] == "exact":
+        return Exact(spec[1])
+    if spec[0] == "lpm":
+        return Lpm(spec[1], spec[2])
+    return Ternary(spec[1], spec[2])
+
+
+def configure(sw: Switch, case: Case) -> list[str]:
+    """Sessions and entries; what the switch refused, as text."""
+    for session, port in case.mirrors.items():
+        sw.mirroring_add(session, port)
+    refused = []
+    for e in case.entries:
+        try:
+            add_entry(sw, e)
+        except Exception as exc:  # noqa: BLE001 (both switches must refuse alike)
+            refused.append(f"{e.table} {e.keys}: {type(exc).__name__}: {exc}")
+    return refused
+
+
+def add_entry(sw: Switch, e: TableEntry) -> None:
+    sw.table_add(e.table, {k: match_spec(v) for k, v in e.keys.items()}, e.action,
+                 e.args, e.priority)
+
+
+def bounded(sw: Switch) -> Callable[[], None]:
+    """Make ``sw`` raise Runaway past PASSES ingress passes; the returned
+    function starts the count for the next packet."""
+    inner = sw.ingress
+    passes = [0]
+
+    def ingress(*args: Any, **kwargs: Any) -> Any:
+        passes[0] += 1
+        if passes[0] > PASSES:
+            raise Runaway(f"more than {PASSES} ingress passes")
+        return inner(*args, **kwargs)
+
+    sw.ingress = ingress
+
+    def reset() -> None:
+        passes[0] = 0
+    return reset
+
+
+def state(sw: Switch) -> tuple:
+    """Registers, counters and every entry's direct counter."""
+    regs = tuple(tuple(x.values) for x in sw.externs if isinstance(x, RegisterArray))
+    counters = tuple((tuple(x.packets), tuple(x.bytes)) for x in sw.externs
+                     if isinstance(x, CounterArray))
+    direct = tuple(tuple((e.packets, e.bytes) for e in t.entries) for t in sw.tables)
+    return regs, counters, direct
+
+
+def outcome(sw: Switch, reset: Callable[[], None], port: int, data: bytes) -> Any:
+    """What one packet makes: the packets out, or the exception raised."""
+    reset()
+    try:
+        return sw.process(port, data)
+    except Exception as exc:  # noqa: BLE001 (compared, and reported as a failure)
+        return f"{type(exc).__name__}: {exc}"
+
+
+@dataclasses.dataclass
+class Report:
+    seed: int
+    packets: int = 0
+    emitted: int = 0
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+
+def differential(case: Case, python: CompiledProgram, built: CompiledProgram) -> Report:
+    """Every packet through both; the first few differences (and any
+    exception, which a generated program must never raise)."""
+    report = Report(case.seed)
+    a, b = Switch(python), Switch(built)
+    refused = configure(a, case), configure(b, case)
+    if refused[0] != refused[1]:
+        report.problems.append(f"entries refused differently: {refused}")
+    if refused[0]:
+        report.problems.append(f"entries refused: {refused[0][:3]}")
+    resets = bounded(a), bounded(b)
+    for i, (port, data) in enumerate(case.packets):
+        x = outcome(a, resets[0], port, data)
+        y = outcome(b, resets[1], port, data)
+        report.packets += 1
+        if isinstance(x, str) or isinstance(y, str):
+            report.problems.append(f"packet {i} ({port}, {data.hex()}): python {x!r}, "
+                                   f"built {y!r}")
+        elif x != y:
+            report.problems.append(f"packet {i} ({port}, {data.hex()}): python {x}, built {y}")
+        elif state(a) != state(b):
+            report.problems.append(f"packet {i} ({port}, {data.hex()}): state differs: "
+                                   f"python {state(a)}, built {state(b)}")
+        else:
+            report.emitted += len(x)
+        if len(report.problems) >= 3:
+            break
+    return report
+
+
+def reference(case: Case, compiled: CompiledProgram) -> list[str]:
+    """``arith_case``: each packet's output against the one Python computed."""
+    sw = Switch(compiled)
+    problems = []
+    for i, ((port, data), want) in enumerate(zip(case.packets, case.expected)):
+        got = sw.process(port, data)
+        if got != [(1, want)]:
+            problems.append(f"packet {i} {data.hex()}: got {got}, want {want.hex()}")
+    return problems
+
+
+def outputs_of(case: Case, p4: Path) -> list[list[tuple[int, bytes]]]:
+    """Each packet's outputs on intbed's engine (Python), for an STF file."""
+    sw = Switch(as_python(compile_program(parse_file(p4), p4)))
+    configure(sw, case)
+    reset = bounded(sw)
+    out = []
+    for port, data in case.packets:
+        reset()
+        out.append(sw.process(port, data))
+    return out
