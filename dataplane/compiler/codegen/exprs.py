@@ -85,8 +85,11 @@ def wrap(value: int, t: Type) -> int:
 def wrap_code(code: str, t: BitT) -> str:
     """Python code bringing ``code`` back into the range of ``t``."""
     if t.signed:
+        # Parenthesized whole, as every operand's code is: the result is a
+        # difference, which a product (h * b) or the negated operand of
+        # |-| (sat_add(a, -x - h, ...)) would otherwise split.
         h = 1 << (t.width - 1)
-        return f"((({code}) + {h}) & {t.mask}) - {h}"
+        return f"(((({code}) + {h}) & {t.mask}) - {h})"
     return f"(({code}) & {t.mask})"
 
 
