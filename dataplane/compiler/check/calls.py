@@ -256,6 +256,8 @@ def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type 
     scope = _generic_scope(ck.res.root, m.type_params, e, ck, bound)
     ptypes = [ck.res.resolve(p.type, scope) for p in m.params]
     _bind(ck, m.params, e, ptypes, f"{t.name}.{f.name}")
+    if len(e.args) < len(m.params):
+        ck.facts.optional_left_out.append((e, f"{t.name}.{f.name}"))
     if t.name == "packet_in" and f.name == "extract" and e.args:
         ht = known(ck.facts.types.get(id(e.args[0].value)))
         if isinstance(ht, HeaderT):
@@ -263,6 +265,6 @@ def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type 
     if t.name == "direct_meter" and f.name == "read" and isinstance(f.expr, ast.Name):
         ent = ck.facts.symbols.get(id(f.expr))
         if ent is not None and ent.kind == INSTANCE:
-            ck.facts.meters_read.add(id(ent))
+            ck.facts.meters_read[id(ent)] = ent
     rt = ck.res.resolve(m.return_type, scope)
     return rt if known(rt) is not None or isinstance(strip(rt), BitT) else None

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from dataplane.compiler.check.calls import constructor_args
+from dataplane.compiler.check.decls import DeclRules
 from dataplane.compiler.check.env import (
     ACTION,
     CONST,
@@ -28,17 +29,27 @@ from dataplane.compiler.check.target import check_target
 from dataplane.compiler.check.typeref import TypeResolver, known
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.types import (
+    BitT,
     BlockT,
+    BoolT,
+    DontCareT,
     EnumT,
     ErrorT,
     ExternT,
     HeaderT,
+    IntT,
+    ListT,
     MatchKindT,
     NewT,
+    StackT,
+    StringT,
     StructT,
     Type,
     TypeVarT,
     UnionT,
+    VarbitT,
+    VoidT,
+    strip,
 )
 
 
@@ -57,7 +68,7 @@ def checked(program: ast.Program) -> Checker:
     return checker
 
 
-class Checker(ExprRules, StmtRules, TableRules):
+class Checker(ExprRules, StmtRules, TableRules, DeclRules):
     def __init__(self, program: ast.Program) -> None:
         self.program = program
         self.error = ErrorT([m for d in program.decls if isinstance(d, ast.ErrorDecl)
@@ -67,6 +78,7 @@ class Checker(ExprRules, StmtRules, TableRules):
         self.facts = Facts()
         self.ctx = Context("top")
         self.main: ast.Instantiation | None = None
+        self.block: ast.Decl | None = None  # the parser or control being checked
 
     @contextmanager
     def nested(self, ctx: Context | None = None) -> Iterator[Scope]:
@@ -82,8 +94,12 @@ class Checker(ExprRules, StmtRules, TableRules):
     def run(self) -> None:
         root = self.res.root
         root.names["error"] = Entity(TYPE, None, self.error)
+        errors = [d for d in self.program.decls if isinstance(d, ast.ErrorDecl)]
+        self.distinct_members(errors[-1] if errors else self.program,
+                              [m for d in errors for m in d.members], "error")
         for d in self.program.decls:
             self.declare(d, root)
+        self.main_is_a_package()
 
     # -------------------------------------------------------- declarations
 
@@ -103,7 +119,7 @@ class Checker(ExprRules, StmtRules, TableRules):
 
     def d_MatchKindDecl(self, d: ast.MatchKindDecl, scope: Scope) -> None:  # noqa: N802
         for m in d.members:
-            scope.names[m] = Entity(CONST, d, MatchKindT(), m)
+            scope.declare(m, Entity(CONST, d, MatchKindT(), m), d)
 
     def d_ConstDecl(self, d: ast.ConstDecl, scope: Scope) -> None:  # noqa: N802
         self.declare_const(d, scope)
@@ -129,6 +145,8 @@ class Checker(ExprRules, StmtRules, TableRules):
 
     def d_Typedef(self, d: ast.Typedef, scope: Scope) -> None:  # noqa: N802
         base = self.res.resolve(d.type, scope)
+        if d.newtype:
+            self.new_type_base(d, base)
         t = NewT(d.name, base) if d.newtype and base is not None else base
         scope.declare(d.name, Entity(TYPE, d, t), d)
 
@@ -138,12 +156,17 @@ class Checker(ExprRules, StmtRules, TableRules):
                ast.HeaderUnionDecl: UnionT}[type(d)]
         t = cls(d.name, [])
         inner = self.generic(scope, d.type_params)
+        if d.type_params:
+            self.res.generics[id(t)] = list(d.type_params)
         seen: set[str] = set()
         for f in d.fields:
             if f.name in seen:
                 raise err(f, f"{d.name} has two fields named '{f.name}'")
             seen.add(f.name)
             ft = self.res.resolve(f.type, inner)
+            problem = field_problem(cls, ft)
+            if problem is not None:
+                raise err(f, f"field '{f.name}' of {d.name} cannot have type {ft}: {problem}")
             t.fields.append((f.name, ft if ft is not None else TypeVarT("?")))
         scope.declare(d.name, Entity(TYPE, d, t), d)
 
@@ -151,8 +174,10 @@ class Checker(ExprRules, StmtRules, TableRules):
     d_HeaderUnionDecl = d_HeaderDecl
 
     def d_EnumDecl(self, d: ast.EnumDecl, scope: Scope) -> None:  # noqa: N802
-        under = self.res.resolve(d.underlying, scope) if d.underlying is not None else None
-        t = EnumT(d.name, list(d.members), known(under))  # type: ignore[arg-type]
+        self.distinct_members(d, d.members, f"enum {d.name}")
+        under = self.enum_underlying(d, self.res.resolve(d.underlying, scope)
+                                     if d.underlying is not None else None)
+        t = EnumT(d.name, list(d.members), under)
         for i, m in enumerate(d.members):
             v = d.values[i] if i < len(d.values) else None
             if v is not None:
@@ -165,10 +190,12 @@ class Checker(ExprRules, StmtRules, TableRules):
 
     def d_ExternDecl(self, d: ast.ExternDecl, scope: Scope) -> None:  # noqa: N802
         scope.declare(d.name, Entity(TYPE, d, ExternT(d.name, d)), d)
+        self.extern_methods(d, scope)
 
     def d_ParserTypeDecl(self, d: ast.Decl, scope: Scope) -> None:  # noqa: N802
         kind = {ast.ParserTypeDecl: "parser", ast.ControlTypeDecl: "control",
                 ast.PackageTypeDecl: "package"}[type(d)]
+        self.signature(d, scope)
         scope.declare(d.name, Entity(TYPE, d, BlockT(kind, d.name, d)), d)
 
     d_ControlTypeDecl = d_ParserTypeDecl
@@ -176,6 +203,7 @@ class Checker(ExprRules, StmtRules, TableRules):
 
     def d_ExternFunctionDecl(self, d: ast.ExternFunctionDecl,  # noqa: N802
                              scope: Scope) -> None:
+        self.signature(d, scope)
         scope.declare(d.name, Entity(EXTERN_FUNCTION, d, overloads=[d], scope=scope), d)
 
     def generic(self, scope: Scope, type_params: list[str]) -> Scope:
@@ -200,14 +228,15 @@ class Checker(ExprRules, StmtRules, TableRules):
         return out
 
     def d_FunctionDecl(self, d: ast.FunctionDecl, scope: Scope) -> None:  # noqa: N802
+        self.signature(d, scope)
         inner = self.generic(scope, d.type_params)
         ret = self.res.resolve(d.return_type, inner)
         ent = Entity(FUNCTION, d, ret, scope=scope)
-        scope.declare(d.name, ent, d)
         with self.nested(Context("function", ret)) as body:
             body.parent = inner
             ent.params = self.params(d.params, body, read_only_plain=True)
             self.s_Block(d.body)  # the body may shadow a parameter, as in p4c
+        scope.declare(d.name, ent, d)  # after the body: no recursion (spec 10)
 
     def specialize(self, ent: Entity, bindings: dict[str, Type]) -> Type | None:
         """Check a generic function's body once more for one call, its type
@@ -234,6 +263,7 @@ class Checker(ExprRules, StmtRules, TableRules):
         return ret
 
     def d_ActionDecl(self, d: ast.ActionDecl, scope: Scope) -> None:  # noqa: N802
+        self.signature(d, scope)
         ent = Entity(ACTION, d, scope=scope)
         with self.nested(Context("action")) as body:
             ent.params = self.params(d.params, body, read_only_plain=True)
@@ -248,10 +278,15 @@ class Checker(ExprRules, StmtRules, TableRules):
         else:
             for a in d.args:
                 self.expr(a.value)
+        if isinstance(k, BlockT) and k.decl is self.block and scope is not self.res.root:
+            raise err(d, f"{k.kind} {k.name} cannot instantiate itself")
         if isinstance(k, BlockT) and k.kind == "package":
             if scope is not self.res.root:
                 raise err(d, "a package is instantiated only at the top level")
             self.main = d if d.name == "main" else self.main
+        elif isinstance(k, BlockT) and scope is self.res.root:
+            raise err(d, f"{k.kind} {k.name} cannot be instantiated at the top level (only "
+                         "externs and packages are)")
         elif k is not None and not isinstance(k, BlockT | ExternT):
             raise err(d, f"cannot instantiate {t}: not an extern, parser, control or package")
         scope.declare(d.name, Entity(INSTANCE, d, t), d)
@@ -269,7 +304,9 @@ class Checker(ExprRules, StmtRules, TableRules):
 
     def block_scope(self, d: ast.ParserDecl | ast.ControlDecl, scope: Scope) -> Scope:
         kind = "parser" if isinstance(d, ast.ParserDecl) else "control"
+        self.signature(d, scope)
         scope.declare(d.name, Entity(TYPE, d, BlockT(kind, d.name, d)), d)
+        self.block = d
         inner = self.generic(scope, d.type_params).child()
         self.params(d.params, inner, read_only_plain=True)
         for p in d.ctor_params:
@@ -301,6 +338,8 @@ class Checker(ExprRules, StmtRules, TableRules):
             states[st.name] = st
         if "start" not in states:
             raise err(d, f"parser '{d.name}' has no 'start' state")
+        if not _ends(states):
+            raise err(d, f"parser {d.name} never reaches the accept or reject state")
         saved = self.scope, self.ctx
         self.scope, self.ctx = inner, Context("parser", states=states)
         try:
@@ -312,6 +351,49 @@ class Checker(ExprRules, StmtRules, TableRules):
                     self.transition(st.transition)
         finally:
             self.scope, self.ctx = saved
+
+
+def _ends(states: dict[str, ast.ParserState]) -> bool:
+    """Whether some path from ``start`` reaches ``accept`` or ``reject``
+    (a state without a transition goes to reject), as p4c requires."""
+    seen, todo = set(), ["start"]
+    while todo:
+        name = todo.pop()
+        if name in ("accept", "reject"):
+            return True
+        st = states.get(name)
+        if name in seen or st is None:
+            continue
+        seen.add(name)
+        if st.transition is None:
+            return True
+        todo += [c.state for c in st.transition.cases]
+    return False
+
+
+def field_problem(cls: type, ft: Type | None) -> str | None:
+    """Why a field of type ``ft`` may not stand in a header, union or struct
+    (spec 7.2.2, 7.2.3, 7.2.5, with p4c's additions: bool and structs of
+    bit-strings in headers), or None."""
+    k = known(ft)
+    if k is None:
+        return None
+    if cls is HeaderT:
+        return None if _bits_only(k) or isinstance(k, VarbitT) else \
+            "a header holds bit<W>, int<W>, bool, varbit, serializable enums and structs of those"
+    if cls is UnionT:
+        return None if isinstance(k, HeaderT) else "a header union holds headers only"
+    bad = (IntT, StringT, VoidT, ExternT, BlockT, ListT, DontCareT)
+    return "not a type a struct may hold" if isinstance(k, bad) else None
+
+
+def _bits_only(t: Type) -> bool:
+    while isinstance(t, StackT):
+        t = strip(t.elem)
+    if isinstance(t, BitT | BoolT) or (isinstance(t, EnumT) and t.underlying is not None):
+        return True
+    return isinstance(t, StructT) and all(known(ft) is None or _bits_only(known(ft))
+                                          for _, ft in t.fields)
 
 
 def _static_assert(e: ast.Expr) -> bool:

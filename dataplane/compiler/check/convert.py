@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.frontend.types import (
     BitT,
+    BlockT,
     BoolT,
     DontCareT,
     EnumT,
@@ -19,6 +20,7 @@ from dataplane.compiler.frontend.types import (
     IntT,
     ListT,
     MatchKindT,
+    NewT,
     StackT,
     StringT,
     StructLikeT,
@@ -36,6 +38,8 @@ def implicit(src: Type | None, dst: Type | None) -> str | None:
     if s is None or d is None or isinstance(s, DontCareT):
         return None
     bad = f"cannot use a value of type {src} as {dst}"
+    if _new_type_clash(src, dst, s):
+        return f"{bad}: a type declared with 'type' is distinct from its base (cast it)"
     if isinstance(d, StructLikeT | TupleT | StackT):
         if isinstance(s, ListT):
             return _list_into(s.elems, d, dst)
@@ -71,9 +75,25 @@ def implicit(src: Type | None, dst: Type | None) -> str | None:
         return None if isinstance(s, VarbitT) else bad
     if isinstance(d, ErrorT | MatchKindT | StringT):
         return None if type(s) is type(d) else bad
-    if isinstance(d, IntT | ExternT | DontCareT | VoidT):
-        return None
+    if isinstance(d, IntT | ExternT | DontCareT | VoidT | BlockT):
+        return None  # a block fits a parser or control type by its shape, checked elsewhere
     return None if same_type(s, d) else bad
+
+
+def _new_type_clash(src: Type | None, dst: Type | None, s: Type) -> bool:
+    """Whether a new type (``type bit<8> T``) meets a different type: it
+    converts to and from its base only by a cast (spec 7.6); an ``int``
+    literal still gives it a value, as p4c lets it."""
+    a, b = _outer_new(src), _outer_new(dst)
+    if a is None and b is None:
+        return False
+    if a is not None and b is not None:
+        return a.name != b.name
+    return not isinstance(s, IntT)
+
+
+def _outer_new(t: Type | None) -> NewT | None:
+    return t if isinstance(t, NewT) else None
 
 
 def _list_into(elems: list[Type], d: Type, dst: Type | None) -> str | None:
@@ -92,31 +112,72 @@ def _list_into(elems: list[Type], d: Type, dst: Type | None) -> str | None:
 
 
 def explicit(src: Type | None, dst: Type | None, constant: bool) -> str | None:
-    """Why ``(dst) value`` is not a legal cast; ``constant`` says whether
-    the value is known at compile time (an ``int`` must be)."""
+    """Why ``(dst) value`` is not a legal cast (spec 8.11.1, as p4c reads
+    it). ``constant`` says whether the value is known at compile time; p4c
+    casts any ``int`` (its values are), so it is kept for the message only."""
     s, d = known(src), known(dst)
     if s is None or d is None:
         return None
     if isinstance(d, StructLikeT | TupleT) or isinstance(s, ListT):
         return implicit(src, dst)
-    if isinstance(d, EnumT):
-        d = d.underlying or d
-    if isinstance(s, EnumT):
-        s = s.underlying or s
-    if isinstance(d, BoolT):
-        if isinstance(s, BoolT | IntT) or (isinstance(s, BitT) and s.width == 1):
-            return None
-        return f"cannot cast {src} to bool"
-    if isinstance(d, BitT):
-        if isinstance(s, BoolT | BitT | ErrorT):
-            return None
-        if isinstance(s, IntT):
-            return None if constant else "arbitrary-precision value must be constant"
-    if isinstance(d, IntT) and constant:
+    if same_type(s, d) and not isinstance(s, EnumT | ErrorT):
         return None
-    if same_type(s, d):
+    if isinstance(s, EnumT | ErrorT) and s is d:
         return None
-    return f"cannot cast {src} to {dst}"
+    why = _cast_problem(s, d)
+    return None if why is None else f"cannot cast {src} to {dst}{why}"
+
+
+def _cast_problem(s: Type, d: Type) -> str | None:
+    """'' or a reason when ``s`` cannot be cast to ``d``; None when it can."""
+    if isinstance(s, BitT):
+        if isinstance(d, BitT):
+            if s.width == d.width or s.signed == d.signed:
+                return None
+            return (": width and signedness both change (cast in two steps, e.g. "
+                    f"({d})({BitT(d.width, s.signed)})x)")
+        if isinstance(d, BoolT):
+            return None if s.width == 1 and not s.signed else ": only a bit<1> casts to bool"
+        if isinstance(d, EnumT) and d.underlying is not None:
+            return None if d.underlying == s else f": {d}'s underlying type is {d.underlying}"
+        return None if isinstance(d, IntT) else ""
+    if isinstance(s, BoolT):  # the spec and p4c: bit<1> only; intbed: any bit<W>
+        if isinstance(d, BitT) and not d.signed:
+            return None
+        return ": a bool casts only to unsigned bit<W>" if isinstance(d, BitT) else ""
+    if isinstance(s, IntT):
+        return None if isinstance(d, BitT | BoolT | IntT) else ""
+    if isinstance(s, EnumT) and s.underlying is not None:
+        if isinstance(d, BitT):
+            return None if s.underlying == d else f": {s}'s underlying type is {s.underlying}"
+        if isinstance(d, EnumT) and d.underlying is not None and d.underlying == s.underlying:
+            return None
+    return ""
+
+
+def new_type_cast(src: Type | None, dst: Type | None) -> str | None:
+    """A new type casts to and from exactly its base type (spec 7.6); an
+    ``int`` constant casts into it, as p4c allows."""
+    if known(src) is None or known(dst) is None:
+        return None
+    if not isinstance(src, NewT) and not isinstance(dst, NewT):
+        return None
+    if _same(src, dst) or _wraps(dst, src) or _wraps(src, dst):
+        return None
+    if isinstance(dst, NewT) and isinstance(known(src), IntT):
+        return None
+    new = dst if isinstance(dst, NewT) else src
+    return f"cannot cast {src} to {dst}: {new} converts to and from {new.base} only"
+
+
+def _same(a: Type, b: Type) -> bool:
+    if isinstance(a, NewT) or isinstance(b, NewT):
+        return isinstance(a, NewT) and isinstance(b, NewT) and a.name == b.name
+    return same_type(a, b)
+
+
+def _wraps(outer: Type, inner: Type) -> bool:
+    return isinstance(outer, NewT) and _same(outer.base, inner)
 
 
 def _first(msgs: object) -> str | None:

@@ -96,8 +96,11 @@ class Facts:
     names."""
     applied_tables: set[int] = field(default_factory=set)
     """Table declarations some ``apply()`` call applies."""
-    meters_read: set[int] = field(default_factory=set)
-    """Entities of direct meters some action calls ``read`` on."""
+    optional_left_out: list[tuple[ast.Node, str]] = field(default_factory=list)
+    """Calls of a program's own extern methods that leave an optional
+    parameter out, with the method's name."""
+    meters_read: dict[int, Entity] = field(default_factory=dict)
+    """Entities of direct meters some action calls ``read`` on, by id."""
 
     def type_of(self, node: ast.Node) -> Type | None:
         return self.types.get(id(node))

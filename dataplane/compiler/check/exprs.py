@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from common.errors import P4SemanticError
+from common.errors import P4SemanticError, P4UnsupportedError
 from dataplane.compiler.check import convert
 from dataplane.compiler.check.env import (
     CONST,
@@ -28,6 +28,7 @@ from dataplane.compiler.frontend.types import (
     HeaderT,
     IntT,
     ListT,
+    NewT,
     StackT,
     StringT,
     StructLikeT,
@@ -89,7 +90,10 @@ class ExprRules:
         return t
 
     def e_IntLit(self: Checker, e: ast.IntLit, want: Type | None) -> Type:  # noqa: N802
-        return BitT(e.width, e.signed) if e.width is not None else IntT()
+        if e.width is None:
+            return IntT()
+        width_ok(e.width, e.signed, e)
+        return BitT(e.width, e.signed)
 
     def e_BoolLit(self: Checker, e: ast.BoolLit, want: Type | None) -> Type:  # noqa: N802
         return BoolT()
@@ -152,6 +156,8 @@ class ExprRules:
                 raise err(e, f"Field {e.name} is not a member of {b.name}")
             return ft
         if isinstance(b, StackT):
+            if e.name in ("next", "last", "lastIndex") and self.ctx.kind != "parser":
+                raise err(e, f"'{e.name}' of a header stack is used only in a parser")
             if e.name in ("next", "last"):
                 return b.elem
             if e.name in ("size", "lastIndex", "nextIndex"):
@@ -200,6 +206,12 @@ class ExprRules:
 
     def e_Slice(self: Checker, e: ast.Slice, want: Type | None) -> Type | None:  # noqa: N802
         base = known(self.expr(e.expr))
+        for bound in (e.hi, e.lo):
+            bt = known(self.expr(bound))
+            if bt is not None and not isinstance(bt, BitT | IntT):
+                raise err(bound, f"a slice bound is an integer, not {bt}")
+            if bt is not None and not self.is_constant(bound):
+                raise err(bound, "a slice bound must be a compile-time known value")
         hi = self.res.const_value(e.hi, self.scope)
         lo = self.res.const_value(e.lo, self.scope)
         if base is None or not isinstance(hi, int) or not isinstance(lo, int):
@@ -265,6 +277,10 @@ class ExprRules:
                 raise err(e, f"'{op}' is only defined on unsigned values")
             if self.res.const_value(e.right, self.scope) == 0:
                 raise err(e.right, "division by zero")
+            for side in (e.left, e.right):
+                v = self.res.const_value(side, self.scope)
+                if isinstance(v, int) and not isinstance(v, bool) and v < 0:
+                    raise err(e, f"'{op}' is not defined on negative numbers ({v})")
         return t
 
     def unify(self: Checker, a: Type, b: Type, node: ast.Node, op: str) -> Type:
@@ -281,6 +297,9 @@ class ExprRules:
             return a
         for x, y in ((a, b), (b, a)):
             if isinstance(x, EnumT) and isinstance(y, BitT) and x.underlying is not None:
+                if x.underlying != y:
+                    raise err(node, f"operands of '{op}' have different types: {x} (over "
+                                    f"{x.underlying}) and {y}")
                 return y
         if isinstance(a, ListT | StructLikeT) and isinstance(b, ListT | StructLikeT):
             return a  # compared member by member; codegen checks the shapes
@@ -304,6 +323,9 @@ class ExprRules:
         b = self.expr(e.right)
         kb = known(b)
         if kb is not None:
+            if isinstance(b, NewT):
+                raise err(e.right, f"a shift amount must be a bit<W> or a compile-time known "
+                                   f"non-negative integer, not {b} (a new type: cast it)")
             if isinstance(kb, BitT) and kb.signed:
                 raise err(e.right, "shift amount must be unsigned")
             if not isinstance(kb, BitT | IntT):
@@ -315,6 +337,9 @@ class ExprRules:
         ka = known(a)
         if ka is not None and not isinstance(ka, BitT | IntT):
             raise err(e, f"cannot shift a value of type {a}")
+        if isinstance(ka, IntT) and kb is not None and not self.is_constant(e.right):
+            raise err(e, "shifting an int (of no width) by a run-time amount: give the left "
+                         "operand a width (e.g. 8w1) or make the amount constant")
         if isinstance(ka, IntT) and want is not None and isinstance(known(want), BitT):
             return want
         return a
@@ -337,6 +362,15 @@ class ExprRules:
         if known(src) is not None and isinstance(known(src), IntT) and not constant:
             constant = self.is_constant(e.expr)
         self.need(convert.explicit(src, t, constant), e)
+        self.need(convert.new_type_cast(src, t), e)
+        if isinstance(known(t), BoolT) and isinstance(known(src), IntT):
+            v = self.res.const_value(e.expr, self.scope)
+            if isinstance(v, int) and v not in (0, 1):
+                raise err(e, f"only 0 and 1 cast to bool, not {v}")
+        if isinstance(known(t), IntT) and not isinstance(known(src), IntT | None) and \
+                not self.is_constant(e.expr):
+            raise P4UnsupportedError("unsupported construct: a cast of a run-time value to "
+                                     "int (an int value exists only at compile time)", e.loc)
         if known(src) is not None and known(t) is not None:
             self.facts.converted.add(id(e))
         return t
@@ -432,6 +466,19 @@ class ExprRules:
         from dataplane.compiler.check.calls import call_type
 
         return call_type(self, e, want)
+
+
+MAX_WIDTH = 2048
+"""The widest bit-string p4c compiles."""
+
+
+def width_ok(w: int, signed: bool, node: ast.Node) -> None:
+    """A bit<W> width is 0 or more, an int<W> width 1 or more (spec 7.1.6),
+    and at most p4c's limit."""
+    if w < 0 or (w == 0 and signed):
+        raise err(node, f"invalid width {w} for {'int' if signed else 'bit'}<W>")
+    if w > MAX_WIDTH:
+        raise err(node, f"width {w} is beyond the widest bit-string ({MAX_WIDTH} bits)")
 
 
 def header_method(t: Type, name: str) -> Type | None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dataplane.compiler.check.env import ACTION, CONST, INSTANCE, Entity
-from dataplane.compiler.check.exprs import err
+from dataplane.compiler.check.exprs import ApplyResultT, err
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.frontend import ast
-from dataplane.compiler.frontend.types import BitT, BoolT, MatchKindT, Type
+from dataplane.compiler.frontend.types import BitT, BoolT, EnumT, MatchKindT, Type
 
 if TYPE_CHECKING:
     from dataplane.compiler.check.checker import Checker
@@ -32,17 +32,29 @@ class TableRules:
         for ref in d.actions:
             ent = self.action_ref(ref)
             self.action_args(ref, ent, directional_only=True)
+            _control_plane_params(ent)
             listed.append(ent)
         if d.default_action is not None:
             ent = self.action_ref(d.default_action)
             if all(ent is not x for x in listed):
                 raise err(d.default_action, f"default action {ent.decl.name} is not in the "
                                             f"actions of table {d.name}")
+            if _listed_with(d, listed, ent, "tableonly"):
+                raise err(d.default_action, f"default action {ent.decl.name} is listed "
+                                            "@tableonly: it may not be the default action")
             self.action_args(d.default_action, ent, directional_only=False)
         for p in d.properties:
             self.table_property(d, p)
         if d.entries:
             self.entries(d, key_types, listed)
+
+    def no_table_apply(self: Checker, e: ast.Expr, where: str) -> None:
+        """An action bound in a table's actions list takes no argument that
+        applies a table (p4c; a table applied in a key is accepted)."""
+        for n in ast.walk(e):
+            if isinstance(n, ast.Call) and isinstance(self.facts.types.get(id(n)),
+                                                      ApplyResultT):
+                raise err(n, f"a table is applied in {where} of a table")
 
     def action_ref(self: Checker, ref: ast.ActionRef) -> Entity:
         e = ref.name
@@ -69,6 +81,7 @@ class TableRules:
                            f"got {max(0, len(ref.args) - ndir)}")
         for p, pt, a in zip(params, ent.params, ref.args):
             at = self.expr(a.value, pt)
+            self.no_table_apply(a.value, "an action argument")
             if p.direction in ("out", "inout"):
                 self.lvalue(a.value, f"argument for {p.direction} parameter '{p.name}'")
             elif not p.direction and not self.is_constant(a.value):
@@ -104,6 +117,9 @@ class TableRules:
             if all(ent is not x for x in listed):
                 raise err(entry.action, f"action '{ent.decl.name}' is not in the actions of "
                                         f"table {d.name}")
+            if _listed_with(d, listed, ent, "defaultonly"):
+                raise err(entry.action, f"action '{ent.decl.name}' is listed @defaultonly: "
+                                        "an entry may not use it")
             self.action_args(entry.action, ent, directional_only=False)
             if entry.priority is not None:
                 self.expr(entry.priority)
@@ -132,8 +148,15 @@ class TableRules:
         previous entry's priority moved by ``priority_delta`` (down when
         ``largest_priority_wins``, the default), which must stay >= 1."""
         entries = d.entries or []
-        if not any(e.priority is not None for e in entries):
+        given = next((e for e in entries if e.priority is not None), None)
+        if given is None:
             return
+        if d.entries_const:
+            raise err(given, f"table {d.name}: 'const entries' cannot have priorities "
+                             "(declare them as 'entries')")
+        if d.keys and all(k.match_kind in ("exact", "lpm") for k in d.keys):
+            raise err(given, f"table {d.name}: its keys are all exact or lpm, which do not "
+                             "need priorities, but this entry gives one")
         first = entries[0]
         if first.priority is None:
             later = next(e for e in entries if e.priority is not None)
@@ -161,3 +184,25 @@ class TableRules:
             if prio < 1:
                 raise err(e, f"this entry's priority would be {prio} (the previous one's "
                              f"minus priority_delta {delta}); priorities must be >= 1")
+
+
+def _listed_with(d: ast.TableDecl, listed: list[Entity], ent: Entity, anno: str) -> bool:
+    """Whether the actions list names ``ent`` with annotation ``anno``
+    (``@tableonly``, ``@defaultonly``: spec 14.2.1.2)."""
+    return any(x is ent and any(a.name == anno for a in ref.annotations)
+               for ref, x in zip(d.actions, listed))
+
+
+def _control_plane_params(ent: Entity) -> None:
+    """A table's action takes its directionless parameters from the control
+    plane, which sends bit-strings: bit<W>, int<W>, bool, a new type or a
+    serializable enum (p4c's P4Runtime rule)."""
+    for p, pt in zip(ent.decl.params, ent.params):
+        k = known(pt)
+        if p.direction or k is None:
+            continue
+        if not isinstance(k, BitT | BoolT) and not (isinstance(k, EnumT) and k.underlying):
+            raise err(p, f"action parameter '{p.name}' of type {pt} is set by the control "
+                         "plane, which gives bit<W>, int<W>, bool, new types and serializable "
+                         "enums only")
+

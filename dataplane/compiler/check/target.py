@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.errors import P4SemanticError, P4UnsupportedError
-from dataplane.compiler.check.env import INSTANCE, TYPE
+from dataplane.compiler.check.env import CONST, INSTANCE, TYPE
 from dataplane.compiler.check.names import check_unique_names
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.types import (
+    BitT,
     BlockT,
+    BoolT,
+    EnumT,
     ExternT,
     HeaderT,
     StackT,
@@ -36,13 +39,27 @@ def unsupported(node: Any, what: str) -> P4UnsupportedError:
     return P4UnsupportedError(f"unsupported construct: {what}", node.loc)
 
 
+V1MODEL_VERSIONS = (20180101, 20200408)
+
+
 def check_target(program: ast.Program, ck: Checker) -> None:
+    _v1model_version(ck)
+    for d in program.decls:
+        if isinstance(d, ast.HeaderDecl | ast.StructDecl | ast.HeaderUnionDecl) and \
+                d.type_params:
+            raise unsupported(d, f"generic {d.name}<{', '.join(d.type_params)}> (a struct, "
+                                 "header or union with type parameters)")
     for node, t in ck.facts.extracts:
         if isinstance(t, HeaderT) and t.bit_width % 8:
             raise unsupported(node, f"header {t.name} of {t.bit_width} bits (not a whole "
                                     "number of bytes)")
     for d in _instantiations(program):
         _extern_object(d, ck)
+    for call, method in ck.facts.optional_left_out:
+        decl = _extern_of(call, ck)
+        if decl is not None and not _from_builtin(decl):
+            raise unsupported(call, f"a call of the program's own extern method {method} "
+                                    "that leaves out an optional parameter")
     for algo, name in ck.facts.hash_algorithms:
         if name == "random":
             raise unsupported(algo, "HashAlgorithm.random (BMv2 refuses to load it)")
@@ -51,8 +68,34 @@ def check_target(program: ast.Program, ck: Checker) -> None:
         _table_rules(table, ck)
         if id(table) in ck.facts.applied_tables:
             _selector_input(table, ck, selectors)
+    _direct_meters_owned(program, ck)
     if ck.main is not None:
         _v1switch(ck.main, ck)
+
+
+def _direct_meters_owned(program: ast.Program, ck: Checker) -> None:
+    """A direct meter an action reads belongs to a table through that
+    table's ``meters`` property (p4c's BMv2 back end)."""
+    owned = {id(ck.facts.symbols.get(id(p.value))) for t in _tables(program)
+             for p in t.properties if p.name == "meters"}
+    for key, ent in ck.facts.meters_read.items():
+        if key not in owned:
+            raise P4SemanticError(f"direct meter {ent.decl.name} is read, but no table owns "
+                                  f"it: give a table 'meters = {ent.decl.name};'", ent.decl.loc)
+
+
+def _v1model_version(ck: Checker) -> None:
+    """``V1MODEL_VERSION`` names a v1model.p4 generation p4c knows."""
+    ent = ck.res.root.lookup("__v1model_version")
+    if ent is None or ent.kind != CONST or not isinstance(ent.value, int):
+        return
+    first, last = V1MODEL_VERSIONS
+    if ent.value < 0:
+        raise P4SemanticError(f"V1MODEL_VERSION is {ent.value}; a v1model version is a "
+                              "non-negative number", ent.decl.value.loc)
+    if not first <= ent.value <= last:
+        raise P4SemanticError(f"unknown v1model version {ent.value}: the versions are "
+                              f"{first} to {last}", ent.decl.value.loc)
 
 
 def _instantiations(program: ast.Program) -> list[ast.Instantiation]:
@@ -72,11 +115,30 @@ def _tables(program: ast.Program) -> list[ast.TableDecl]:
 
 def _extern_object(d: ast.Instantiation, ck: Checker) -> None:
     t = _instance_type(d, ck)
+    if isinstance(t, ExternT) and t.name == "register" and isinstance(d.type, ast.SpecializedType):
+        cell = _cell_type(d.type, ck)
+        if cell is not None and not isinstance(cell, BitT | BoolT | EnumT):
+            raise unsupported(d, f"a register of {cell} (BMv2 registers hold bit-strings)")
     if not isinstance(t, ExternT) or t.name in V1_EXTERNS:
         return
     if not _from_builtin(t.decl):
         return  # a program's own extern: bound to a plugin at run time
     raise unsupported(d, f"extern object '{t.name}'")
+
+
+def _cell_type(ref: ast.SpecializedType, ck: Checker) -> Any:
+    """A register's cell type, when known outside any generic block."""
+    try:
+        return known(ck.res.resolve(ref.args[0], ck.res.root)) if ref.args else None
+    except P4SemanticError:
+        return None  # a type variable of the enclosing block
+
+
+def _extern_of(call: ast.Call, ck: Checker) -> Any:
+    """The declaration of the extern whose method ``call`` calls."""
+    f = call.func
+    t = known(ck.facts.types.get(id(f.expr))) if isinstance(f, ast.Member) else None
+    return t.decl if isinstance(t, ExternT) else None
 
 
 def _instance_type(d: ast.Instantiation, ck: Checker) -> Any:

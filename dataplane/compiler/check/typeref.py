@@ -22,6 +22,7 @@ from dataplane.compiler.frontend.types import (
     MatchKindT,
     StackT,
     StringT,
+    StructLikeT,
     TupleT,
     Type,
     TypeVarT,
@@ -53,14 +54,28 @@ class TypeResolver:
     def __init__(self, error: ErrorT) -> None:
         self.error = error
         self.root: Scope = Scope()
+        self.generics: dict[int, list[str]] = {}
+        """The type parameters of each generic struct, header or union."""
+
+    def instance(self, base: StructLikeT, args: list[Type], ref: ast.TypeRef) -> StructLikeT:
+        """``S<T1, ...>``: the generic struct with its parameters bound, a
+        type of its own (spec 7.2.5 and 7.3: checked per instance)."""
+        params = self.generics[id(base)]
+        if len(params) != len(args):
+            raise P4SemanticError(f"{base.name} takes {len(params)} type argument(s), got "
+                                  f"{len(args)}", ref.loc)
+        bound = dict(zip(params, args))
+        name = f"{base.name}<{', '.join(map(str, args))}>"
+        return type(base)(name, [(n, substitute(ft, bound)) for n, ft in base.fields])
 
     def resolve(self, ref: ast.TypeRef, scope: Scope) -> Type | None:
         if isinstance(ref, ast.BitType):
-            w = self.const_value(ref.width, scope)
+            w = self.width(ref.width, scope, ref)
             if w is None:
                 return None
-            if not isinstance(w, int) or isinstance(w, bool) or w < 0 or (w == 0 and ref.signed):
-                raise P4SemanticError(f"invalid width {w}", ref.loc)
+            if w < 0 or (w == 0 and ref.signed) or w > 2048:
+                raise P4SemanticError(f"invalid width {w}" + (" (beyond 2048 bits)" if w > 0
+                                                              else ""), ref.loc)
             return BitT(w, ref.signed)
         if isinstance(ref, ast.TypeName):
             return self._named(ref, scope)
@@ -74,16 +89,22 @@ class TypeResolver:
             elems = [self.resolve(e, scope) for e in ref.elems]
             return TupleT([e if e is not None else TypeVarT("?") for e in elems])
         if isinstance(ref, ast.SpecializedType):
+            if ref.base.name == "list" and scope.lookup("list") is None:
+                raise P4UnsupportedError("unsupported construct: the list<T> type", ref.loc)
             base = self.resolve(ref.base, scope)
             args = [self.resolve(a, scope) or TypeVarT("?") for a in ref.args]
             if isinstance(base, ExternT):
                 return ExternT(base.name, base.decl, args)
             if ref.base.name == "tuple":
                 return TupleT(args)
+            if isinstance(base, StructLikeT) and id(base) in self.generics:
+                return self.instance(base, args, ref)
             return base
         if isinstance(ref, ast.VarbitType):
-            w = self.const_value(ref.width, scope)
-            return VarbitT(w) if isinstance(w, int) else None
+            w = self.width(ref.width, scope, ref)
+            if w is not None and not 0 < w <= 2048:
+                raise P4SemanticError(f"invalid varbit width {w}", ref.loc)
+            return VarbitT(w) if w is not None else None
         simple = {ast.BoolType: BoolT, ast.IntType: IntT, ast.StringType: StringT,
                   ast.VoidType: VoidT, ast.DontCareType: DontCareT}
         cls = simple.get(type(ref))
@@ -91,6 +112,20 @@ class TypeResolver:
             raise P4UnsupportedError(f"unsupported construct: type {type(ref).__name__}",
                                      ref.loc)
         return cls()
+
+    def width(self, e: ast.Expr, scope: Scope, ref: ast.TypeRef) -> int | None:
+        """A type's width: a compile-time known integer (spec 7.1.6), or None
+        while it depends on a constructor parameter not yet bound."""
+        w = self.const_value(e, scope)
+        if w is None:
+            names = [n for n in ast.walk(e) if isinstance(n, ast.Name)]
+            bound = [(scope.lookup(n.name)) for n in names]
+            if names and all(b is not None and b.kind == CONST for b in bound):
+                return None
+            raise P4SemanticError("a width must be a compile-time known value", ref.loc)
+        if not isinstance(w, int) or isinstance(w, bool):
+            raise P4SemanticError(f"invalid width {w}", ref.loc)
+        return w
 
     def _named(self, ref: ast.TypeName, scope: Scope) -> Type | None:
         if ref.name == "error":
@@ -144,6 +179,31 @@ class TypeResolver:
                 return None
             return _fold(e.op, a, b)
         return None
+
+
+def substitute(t: Type, bound: dict[str, Type]) -> Type:
+    """``t`` with its type variables replaced by their bindings."""
+    if isinstance(t, TypeVarT):
+        return bound.get(t.name, t)
+    if isinstance(t, StackT):
+        return StackT(substitute(t.elem, bound), t.size)
+    if isinstance(t, TupleT):
+        return TupleT([substitute(e, bound) for e in t.elems])
+    if isinstance(t, StructLikeT) and _has_var(t):
+        return type(t)(t.name, [(n, substitute(ft, bound)) for n, ft in t.fields])
+    return t
+
+
+def _has_var(t: Type) -> bool:
+    if isinstance(t, TypeVarT):
+        return True
+    if isinstance(t, StackT):
+        return _has_var(t.elem)
+    if isinstance(t, TupleT):
+        return any(_has_var(e) for e in t.elems)
+    if isinstance(t, StructLikeT):
+        return any(_has_var(ft) for _, ft in t.fields)
+    return False
 
 
 def _fold(op: str, a: int, b: int) -> object:

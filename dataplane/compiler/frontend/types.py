@@ -243,6 +243,8 @@ def field_bits(t: Type) -> int:
         return sum(field_bits(ft) for _, ft in t.fields)
     if isinstance(t, StackT):
         return t.size * field_bits(t.elem)
+    if isinstance(t, TupleT | ListT):  # a digest of ``{a, b}``: its fields in a row
+        return sum(field_bits(e) for e in t.elems)
     if isinstance(t, ErrorT):
         return 32
     raise TypeError(f"type {t} has no fixed width")

@@ -1,0 +1,110 @@
+"""Declaration rules: the shape of signatures (names, directions, default
+values, parameter types), enums, new types and extern declarations, and
+what ``main`` must be (spec 6.8, 7.2, 7.6, 7.2.12, 10, 11, 17)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dataplane.compiler.check.env import INSTANCE, Scope
+from dataplane.compiler.check.exprs import err
+from dataplane.compiler.check.typeref import known
+from dataplane.compiler.frontend import ast
+from dataplane.compiler.frontend.types import (
+    BitT,
+    BlockT,
+    BoolT,
+    ExternT,
+    IntT,
+    NewT,
+    StringT,
+    Type,
+)
+
+if TYPE_CHECKING:
+    from dataplane.compiler.check.checker import Checker
+
+SIGNED = (ast.FunctionDecl, ast.ExternFunctionDecl, ast.MethodDecl, ast.ActionDecl,
+          ast.ParserTypeDecl, ast.ControlTypeDecl, ast.PackageTypeDecl, ast.ParserDecl,
+          ast.ControlDecl)
+
+
+class DeclRules:
+    """Declaration checks for ``Checker``."""
+
+    def signature(self: Checker, d: ast.Decl, scope: Scope) -> None:
+        """One name per type parameter and parameter of ``d`` (spec 6.8,
+        7.3), each parameter's type known and fit for its direction."""
+        params = list(getattr(d, "params", [])) + list(getattr(d, "ctor_params", []))
+        seen: dict[str, ast.Node] = {}
+        for name in getattr(d, "type_params", []):
+            if name in seen:
+                raise err(d, f"type parameter '{name}' of {d.name} is declared twice")
+            seen[name] = d
+        for p in params:
+            if p.name in seen:
+                raise err(p, f"parameter '{p.name}' of {d.name} duplicates an earlier "
+                             "parameter or type parameter")
+            seen[p.name] = p
+            self.parameter(d, p, self.generic(scope, getattr(d, "type_params", [])))
+
+    def parameter(self: Checker, d: ast.Decl, p: ast.Param, scope: Scope) -> None:
+        t = self.res.resolve(p.type, scope)
+        k = known(t)
+        if p.default is not None and p.direction in ("out", "inout"):
+            raise err(p, f"{p.direction} parameter '{p.name}' cannot have a default value")
+        if p.direction and isinstance(k, ExternT | StringT):
+            raise err(p, f"parameter '{p.name}' of type {t} cannot have a direction")
+        if isinstance(d, ast.ActionDecl) and isinstance(k, IntT):
+            raise err(p, f"action parameter '{p.name}' cannot have type int (give it a width)")
+        if p.default is not None and k is not None:
+            self.converts(self.expr(p.default, t), t, p.default)
+
+    def enum_underlying(self: Checker, d: ast.EnumDecl, t: Type | None) -> BitT | None:
+        """A serializable enum's type is a bit<W> or int<W> (spec 7.2.1)."""
+        if d.underlying is None:
+            return None
+        if isinstance(t, NewT) or not isinstance(known(t), BitT):
+            raise err(d, f"enum {d.name}: its underlying type must be bit<W> or int<W>, "
+                         f"not {t}")
+        return known(t)  # type: ignore[return-value]
+
+    def distinct_members(self: Checker, d: ast.Decl, members: list[str], what: str) -> None:
+        seen: set[str] = set()
+        for m in members:
+            if m in seen:
+                raise err(d, f"{what} declares '{m}' twice")
+            seen.add(m)
+
+    def new_type_base(self: Checker, d: ast.Typedef, base: Type | None) -> None:
+        """``type`` applies to bit<W>, int<W>, bool and new types (spec 7.6,
+        as p4c reads it)."""
+        if isinstance(base, NewT) or base is None:
+            return
+        if not isinstance(known(base), BitT | BoolT):
+            raise err(d, f"'type' declares a new type over bit<W>, int<W>, bool or another "
+                         f"new type, not {base}")
+
+    def extern_methods(self: Checker, d: ast.ExternDecl, scope: Scope) -> None:
+        """Constructors have no return type; two methods (or constructors)
+        of one name differ in their parameter count (spec 7.2.12)."""
+        seen: dict[tuple[str, int, bool], ast.MethodDecl] = {}
+        inner = self.generic(scope, d.type_params)
+        for m in d.methods:
+            if m.name == d.name and m.return_type is not None:
+                raise err(m, f"constructor {d.name} cannot have a return type")
+            key = (m.name, len(m.params), m.return_type is None)
+            if key in seen:
+                raise err(m, f"{d.name} declares '{m.name}' with {len(m.params)} "
+                             "parameter(s) twice")
+            seen[key] = m
+            self.signature(m, inner)
+
+    def main_is_a_package(self: Checker) -> None:
+        """``main`` names a package instance (spec 17)."""
+        ent = self.res.root.names.get("main")
+        if ent is None:
+            return
+        t = known(ent.type)
+        if ent.kind != INSTANCE or not (isinstance(t, BlockT) and t.kind == "package"):
+            raise err(ent.decl, "'main' must be an instance of a package")
