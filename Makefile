@@ -73,8 +73,11 @@ test-pure:
 lint:
 	$(BIN)/ruff check .
 
-# The command line's fuzz suite with fresh random inputs, twenty times the
-# examples `make test` draws with its fixed seed (tests/fuzz/).
+# The fuzz suite (tests/fuzz/) with fresh random inputs: the command line's
+# fuzz tests with twenty times the examples `make test` draws with its fixed
+# seed, and the differential tests on generated P4 programs (Python text
+# against build, arithmetic against Python) with fresh seeds, some ten times
+# as many programs as `make test` builds; a failure names its seed.
 fuzz:
 	INTBED_FUZZ_PROFILE=long $(BIN)/python -m pytest -q tests/fuzz
 
@@ -87,10 +90,17 @@ bench:
 	$(BIN)/intbed bench sim
 	$(BIN)/intbed bench prep
 
-# Every STF test under tests/p4 on both intbed's engine and real BMv2 (built
-# from its public sources and on PATH); lists every packet where they differ.
+# Every STF test under tests/p4, and the programs generated from seeds
+# P4GEN_SEEDS (tests/fuzz/p4gen.py; their STF expectations from intbed's
+# engine), on both intbed's engine and real BMv2 (built from its public
+# sources and on PATH); lists every packet where they differ. Without
+# simple_switch, simple_switch_CLI or p4c it says which is missing and
+# compares nothing.
+P4GEN_SEEDS ?= $(shell seq 0 19)
 test-bmv2:
-	$(BIN)/python -m orchestration.binaries.bmv2_stf tests/p4
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT \
+	  && $(BIN)/python tests/fuzz/p4gen.py "$$dir" $(P4GEN_SEEDS) \
+	  && $(BIN)/python -m orchestration.binaries.bmv2_stf tests/p4 "$$dir"
 
 # The main job: one paper figure on the sim target (results/EXP/...).
 EXP ?= intlabel-fig9

@@ -669,8 +669,8 @@ class Generator:
                 values[f"hdr.{h.name}.{h.csum}"] = csum16(others)
             data += pack([(t.width, values[f"hdr.{h.name}.{f}"]) for f, t in h.fields])
         data += bytes(rng.randrange(256) for _ in range(rng.randint(0, 10)))
-        if rng.random() < 0.08:
-            data = data[:rng.randrange(len(data) + 1)]
+        if rng.random() < 0.08:  # cut short (never empty: STF has no empty packet)
+            data = data[:rng.randint(1, len(data))]
         return rng.randint(0, 3), data
 
     def _next_state(self, i: int, values: dict[str, int]) -> int | None:
