@@ -6,6 +6,10 @@ counters) after each packet."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import pickle
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -154,34 +158,56 @@ class Report:
     problems: list[str] = dataclasses.field(default_factory=list)
 
 
-def differential(case: Case, python: CompiledProgram, built: CompiledProgram) -> Report:
-    """Every packet through both; the first few differences (and any
-    exception, which a generated program must never raise)."""
-    report = Report(case.seed)
-    a, b = Switch(python), Switch(built)
-    refused = configure(a, case), configure(b, case)
-    if refused[0] != refused[1]:
-        report.problems.append(f"entries refused differently: {refused}")
-    if refused[0]:
-        report.problems.append(f"entries refused: {refused[0][:3]}")
-    resets = bounded(a), bounded(b)
+@dataclasses.dataclass
+class Trace:
+    """What one switch did with a case: the entries it refused, and for
+    each packet its outputs (or the exception, as text) and the state after."""
+
+    refused: list[str]
+    steps: list[tuple[Any, tuple]]
+
+
+def trace(case: Case, compiled: CompiledProgram, bytearrays: bool = False) -> Trace:
+    """``case`` on a fresh switch running ``compiled`` (every other packet
+    as a bytearray when ``bytearrays``, which the engine turns into bytes)."""
+    sw = Switch(compiled)
+    refused = configure(sw, case)
+    reset = bounded(sw)
+    steps = []
     for i, (port, data) in enumerate(case.packets):
-        x = outcome(a, resets[0], port, data)
-        y = outcome(b, resets[1], port, data)
-        report.packets += 1
+        frame = bytearray(data) if bytearrays and i % 2 else data
+        steps.append((outcome(sw, reset, port, frame), state(sw)))
+    return Trace(refused, steps)
+
+
+def compare(case: Case, a: Trace, b: Trace, names: tuple[str, str] = ("python", "built")
+            ) -> Report:
+    """The first few packets where ``a`` and ``b`` differ in outputs or
+    state, and any exception (a generated program must never raise)."""
+    report = Report(case.seed, len(case.packets))
+    if a.refused != b.refused:
+        report.problems.append(f"entries refused differently: {a.refused} / {b.refused}")
+    if a.refused:
+        report.problems.append(f"entries refused: {a.refused[:3]}")
+    x_name, y_name = names
+    for i, ((port, data), (x, sx), (y, sy)) in enumerate(zip(case.packets, a.steps, b.steps)):
+        where = f"packet {i} ({port}, {data.hex()})"
         if isinstance(x, str) or isinstance(y, str):
-            report.problems.append(f"packet {i} ({port}, {data.hex()}): python {x!r}, "
-                                   f"built {y!r}")
+            report.problems.append(f"{where}: {x_name} {x!r}, {y_name} {y!r}")
         elif x != y:
-            report.problems.append(f"packet {i} ({port}, {data.hex()}): python {x}, built {y}")
-        elif state(a) != state(b):
-            report.problems.append(f"packet {i} ({port}, {data.hex()}): state differs: "
-                                   f"python {state(a)}, built {state(b)}")
+            report.problems.append(f"{where}: {x_name} {x}, {y_name} {y}")
+        elif sx != sy:
+            report.problems.append(f"{where}: state differs: {x_name} {sx}, {y_name} {sy}")
         else:
             report.emitted += len(x)
         if len(report.problems) >= 3:
             break
     return report
+
+
+def differential(case: Case, python: CompiledProgram, built: CompiledProgram) -> Report:
+    """Every packet through the Python text and through the build."""
+    return compare(case, trace(case, python), trace(case, built, bytearrays=True))
 
 
 def reference(case: Case, compiled: CompiledProgram) -> list[str]:
@@ -205,3 +231,36 @@ def outputs_of(case: Case, p4: Path) -> list[list[tuple[int, bytes]]]:
         reset()
         out.append(sw.process(port, data))
     return out
+
+
+def pure_traces(seeds: Sequence[int], packets: int, workdir: Path) -> dict[int, Trace]:
+    """The traces of ``generate(seed, packets)`` in a process of their own
+    with the whole fast path off (INTBED_PURE_PYTHON=1): the engine's
+    modules run as Python too, where this process runs their builds."""
+    env = dict(os.environ, **{loader.PURE_ENV: "1"})
+    here = Path(__file__).resolve().parent
+    env["PYTHONPATH"] = os.pathsep.join([str(here), str(here.parents[1]),
+                                         env.get("PYTHONPATH", "")])
+    argv = [sys.executable, str(here / "p4gen_run.py"), str(workdir), str(packets),
+            *map(str, seeds)]
+    proc = subprocess.run(argv, env=env, capture_output=True, check=False, timeout=600)
+    if proc.returncode != 0:
+        raise AssertionError(f"the pure-Python run failed: {proc.stderr.decode()[-2000:]}")
+    plain = pickle.loads(proc.stdout)  # noqa: S301 (this test's own child)
+    return {seed: Trace(*t) for seed, t in plain.items()}
+
+
+def _trace_main(argv: list[str]) -> int:
+    """WORKDIR PACKETS SEED...: the seeds' traces, pickled to stdout."""
+    from p4gen import generate
+
+    workdir, packets, seeds = Path(argv[0]), int(argv[1]), [int(s) for s in argv[2:]]
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = {seed: dataclasses.astuple(trace(case, compile_case(case, workdir)))
+           for seed in seeds for case in [generate(seed, packets)]}
+    sys.stdout.buffer.write(pickle.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_trace_main(sys.argv[1:]))

@@ -25,10 +25,13 @@ from p4gen_run import (
     Built,
     build_cases,
     build_unavailable,
+    compare,
     compile_case,
     differential,
     outputs_of,
+    pure_traces,
     reference,
+    trace,
 )
 
 from common.errors import IntbedError
@@ -222,3 +225,18 @@ def test_signed_operands_keep_their_value_inside_products_and_saturation(
     head = pack([(8, a), (64, b)])
     out = Switch(compile_program(parse_file(src), src)).process(0, head)
     assert out == [(1, head + pack([(ty.width, want)] + ([(pad, 0)] if pad else [])))]
+
+
+def test_the_built_switch_agrees_with_a_process_running_python_alone(
+        built: list[tuple[Case, Built]], tmp_path: Path) -> None:
+    """The sample again in a child process where the fast path is off
+    altogether: there the engine's own modules (tables, lpm slots,
+    externs, the switch) run as Python, here as their builds, with the
+    built pipeline."""
+    cases = [(c, p) for c, p in built if not c.expected and not isinstance(p, str)]
+    pure = pure_traces([c.seed for c, _ in cases], PACKETS, tmp_path)
+    failures = []
+    for case, (_, compiled) in cases:
+        report = compare(case, pure[case.seed], trace(case, compiled), ("pure", "built"))
+        failures += [f"seed {case.seed}: {p}" for p in report.problems]
+    assert not failures, failures[:5]
