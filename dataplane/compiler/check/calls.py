@@ -16,7 +16,7 @@ from dataplane.compiler.check.env import (
     Scope,
 )
 from dataplane.compiler.check.exprs import SIZE_METHODS, ApplyResultT, err, header_method
-from dataplane.compiler.check.typeref import known
+from dataplane.compiler.check.typeref import known, substitute
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.types import (
     BitT,
@@ -29,6 +29,7 @@ from dataplane.compiler.frontend.types import (
     StructLikeT,
     Type,
     TypeVarT,
+    VarbitT,
     VoidT,
     strip,
 )
@@ -49,6 +50,9 @@ def call_type(ck: Checker, e: ast.Call, want: Type | None) -> Type | None:
                 ck.facts.symbols[id(f.expr)] = ent
                 if f.name != "apply":
                     raise err(f, f"a table has no method '{f.name}' (only apply)")
+                if ck.ctx.kind in ("action", "function"):
+                    raise err(e, f"table {f.expr.name} cannot be applied from an "
+                                 f"{ck.ctx.kind}")
                 _bind(ck, [], e, [], f"{f.expr.name}.apply")
                 ck.facts.applied_tables.add(id(ent.decl))
                 return ApplyResultT(ent.decl)
@@ -67,13 +71,17 @@ def call_type(ck: Checker, e: ast.Call, want: Type | None) -> Type | None:
 def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | None:
     if ent.kind in (ACTION, FUNCTION):
         decl = ent.decl
-        if ent.kind == ACTION and ck.ctx.kind in ("parser",):
-            raise err(e, f"action '{name}' cannot be called from a parser")
-        bindings = _bind(ck, decl.params, e, ent.params, name)
+        if ent.kind == ACTION and ck.ctx.kind in ("parser", "function"):
+            raise err(e, f"action '{name}' cannot be called from a {ck.ctx.kind}")
+        if ent.kind == ACTION and e.type_args:
+            raise err(e, f"action '{name}' takes no type arguments")
+        explicit = _explicit_types(ck, decl, e, name) if ent.kind == FUNCTION else {}
+        ptypes = [substitute(t, explicit) if t is not None and explicit else t
+                  for t in ent.params]
+        bindings = _bind(ck, decl.params, e, ptypes, name)
         if ent.kind == FUNCTION:
             if decl.type_params:
-                for tp, ta in zip(decl.type_params, e.type_args):
-                    bindings[tp] = ck.res.resolve(ta, ck.scope) or TypeVarT(tp)
+                bindings.update(explicit)
                 return ck.specialize(ent, bindings)
             return ent.type
         return VoidT()
@@ -82,6 +90,8 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
         scope = _generic_scope(ent.scope or ck.res.root, decl.type_params, e, ck)
         ptypes = [ck.res.resolve(p.type, scope) for p in decl.params]
         _bind(ck, decl.params, e, ptypes, name)
+        if name == "verify" and ck.ctx.kind in ("control", "action"):
+            raise err(e, "verify() is called only in a parser")
         if name == "static_assert":
             _static_assert(ck, e)
         if name == "hash" and len(e.args) > 1:
@@ -99,7 +109,7 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
 
 def constructor_args(ck: Checker, d: ast.Instantiation, t: ExternT) -> None:
     """An extern instance's constructor arguments against the extern's
-    constructors (spec 7.2.12)."""
+    constructors (spec 7.2.11.2)."""
     ctors = [m for m in getattr(t.decl, "methods", []) if m.name == t.name
              and m.return_type is None]
     if not ctors:
@@ -110,6 +120,23 @@ def constructor_args(ck: Checker, d: ast.Instantiation, t: ExternT) -> None:
     scope = _generic_scope(ck.res.root, m.type_params, call, ck, bound)
     ptypes = [ck.res.resolve(p.type, scope) for p in m.params]
     _bind(ck, m.params, call, ptypes, f"{t.name} constructor")
+
+
+def _explicit_types(ck: Checker, decl: ast.FunctionDecl, e: ast.Call,
+                    name: str) -> dict[str, Type]:
+    """A generic function's explicit type arguments, bound to its type
+    parameters, so the value arguments are checked against them."""
+    if not e.type_args:
+        return {}
+    if len(e.type_args) != len(decl.type_params):
+        raise err(e, f"{name} takes {len(decl.type_params)} type argument(s), got "
+                     f"{len(e.type_args)}")
+    out = {}
+    for tp, ta in zip(decl.type_params, e.type_args):
+        t = ck.res.resolve(ta, ck.scope)
+        if t is not None:
+            out[tp] = t
+    return out
 
 
 def _static_assert(ck: Checker, e: ast.Call) -> None:
@@ -258,6 +285,10 @@ def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type 
     _bind(ck, m.params, e, ptypes, f"{t.name}.{f.name}")
     if len(e.args) < len(m.params):
         ck.facts.optional_left_out.append((e, f"{t.name}.{f.name}"))
+    if t.name == "packet_in" and f.name == "lookahead" and e.type_args:
+        la = ck.res.resolve(e.type_args[0], ck.scope)
+        if _has_varbit(known(la)):
+            raise err(e, f"lookahead<{la}>: its type must have a fixed width (no varbit)")
     if t.name == "packet_in" and f.name == "extract" and e.args:
         ht = known(ck.facts.types.get(id(e.args[0].value)))
         if isinstance(ht, HeaderT):
@@ -268,3 +299,11 @@ def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type 
             ck.facts.meters_read[id(ent)] = ent
     rt = ck.res.resolve(m.return_type, scope)
     return rt if known(rt) is not None or isinstance(strip(rt), BitT) else None
+
+
+def _has_varbit(t: Type | None) -> bool:
+    if isinstance(t, VarbitT):
+        return True
+    if isinstance(t, StructLikeT):
+        return any(_has_varbit(known(ft)) for _, ft in t.fields)
+    return isinstance(t, StackT) and _has_varbit(known(t.elem))

@@ -1,5 +1,5 @@
 """The checking pass: declarations in order, each body checked where it
-is declared, so a name is visible only after its declaration (spec 6.2)."""
+is declared, so a name is visible only after its declaration (spec 6.9)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from dataplane.compiler.check.env import (
     Scope,
 )
 from dataplane.compiler.check.exprs import ExprRules, err
+from dataplane.compiler.check.packages import check_package
 from dataplane.compiler.check.stmts import Context, StmtRules
 from dataplane.compiler.check.tables import TableRules
 from dataplane.compiler.check.target import check_target
@@ -44,6 +45,7 @@ from dataplane.compiler.frontend.types import (
     StackT,
     StringT,
     StructT,
+    TupleT,
     Type,
     TypeVarT,
     UnionT,
@@ -159,10 +161,14 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules):
         if d.type_params:
             self.res.generics[id(t)] = list(d.type_params)
         seen: set[str] = set()
+        varbits = 0
         for f in d.fields:
             if f.name in seen:
                 raise err(f, f"{d.name} has two fields named '{f.name}'")
             seen.add(f.name)
+            varbits += isinstance(f.type, ast.VarbitType)
+            if varbits > 1 and cls is HeaderT:
+                raise err(f, f"header {d.name} has more than one varbit field")
             ft = self.res.resolve(f.type, inner)
             problem = field_problem(cls, ft)
             if problem is not None:
@@ -284,6 +290,7 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules):
             if scope is not self.res.root:
                 raise err(d, "a package is instantiated only at the top level")
             self.main = d if d.name == "main" else self.main
+            check_package(self, d, k)
         elif isinstance(k, BlockT) and scope is self.res.root:
             raise err(d, f"{k.kind} {k.name} cannot be instantiated at the top level (only "
                          "externs and packages are)")
@@ -293,7 +300,13 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules):
 
     def d_ValueSetDecl(self, d: ast.ValueSetDecl, scope: Scope) -> None:  # noqa: N802
         t = self.res.resolve(d.type, scope)
-        self.expr(d.size)
+        k = known(t)
+        if k is not None and not isinstance(k, BitT | BoolT | EnumT | StructT | TupleT):
+            raise err(d, f"value_set<{t}>: the elements are bit-strings, bools, enums, "
+                         "structs or tuples")
+        st = known(self.expr(d.size))
+        if st is not None and (not isinstance(st, BitT | IntT) or not self.is_constant(d.size)):
+            raise err(d.size, "a value_set's size is a compile-time known integer")
         scope.declare(d.name, Entity(VALUE_SET, d, t), d)
 
     def d_TableDecl(self, d: ast.TableDecl, scope: Scope) -> None:  # noqa: N802
@@ -373,7 +386,7 @@ def _ends(states: dict[str, ast.ParserState]) -> bool:
 
 def field_problem(cls: type, ft: Type | None) -> str | None:
     """Why a field of type ``ft`` may not stand in a header, union or struct
-    (spec 7.2.2, 7.2.3, 7.2.5, with p4c's additions: bool and structs of
+    (spec 7.2.2, 7.2.5, 7.2.6 and 7.2.9, with p4c's additions: bool and structs of
     bit-strings in headers), or None."""
     k = known(ft)
     if k is None:

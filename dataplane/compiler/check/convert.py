@@ -1,4 +1,4 @@
-"""Implicit conversions and explicit casts between P4 types (spec 8.11).
+"""Implicit conversions and explicit casts between P4 types (spec 8.12).
 
 Each rule answers None when the conversion is allowed and otherwise the
 message that says why not; an unknown type (None) converts to anything,
@@ -26,14 +26,19 @@ from dataplane.compiler.frontend.types import (
     StructLikeT,
     TupleT,
     Type,
+    TypeVarT,
     VarbitT,
     VoidT,
     same_type,
+    strip,
 )
 
 
 def implicit(src: Type | None, dst: Type | None) -> str | None:
     """Why a value of ``src`` cannot stand where ``dst`` is wanted."""
+    var = _type_variable_clash(src, dst)
+    if var is not None:
+        return var
     s, d = known(src), known(dst)
     if s is None or d is None or isinstance(s, DontCareT):
         return None
@@ -66,9 +71,10 @@ def implicit(src: Type | None, dst: Type | None) -> str | None:
             return None if s.underlying == d else bad
         return f"cannot use a bool as {dst} (cast it)" if isinstance(s, BoolT) else bad
     if isinstance(d, EnumT):
-        if s is d or (isinstance(s, IntT) and d.underlying is not None):
+        if s is d:
             return None
-        return bad
+        return f"{bad} (an enum takes only its own members: cast an integer to it)" \
+            if isinstance(s, IntT | BitT) else bad
     if isinstance(d, BoolT):
         return None if isinstance(s, BoolT) else f"cannot use a value of type {src} as bool"
     if isinstance(d, VarbitT):
@@ -78,6 +84,26 @@ def implicit(src: Type | None, dst: Type | None) -> str | None:
     if isinstance(d, IntT | ExternT | DontCareT | VoidT | BlockT):
         return None  # a block fits a parser or control type by its shape, checked elsewhere
     return None if same_type(s, d) else bad
+
+
+def _type_variable_clash(src: Type | None, dst: Type | None) -> str | None:
+    """In a generic body a type variable stands for any type, so only a
+    value of that same variable converts to it, and it converts to
+    nothing else (spec 8.26)."""
+    a, b = _variable(src), _variable(dst)
+    if a is None and b is None:
+        return None
+    if a is not None and b is not None:
+        return None if a.name == b.name else f"cannot use a value of type {a} as {b}"
+    other = known(dst if a is not None else src)
+    if other is None or isinstance(other, DontCareT | VoidT | ExternT | BlockT):
+        return None
+    return f"cannot use a value of type {src} as {dst}: a type variable stands for any type"
+
+
+def _variable(t: Type | None) -> TypeVarT | None:
+    s = strip(t) if t is not None else None
+    return s if isinstance(s, TypeVarT) and s.name != "?" else None
 
 
 def _new_type_clash(src: Type | None, dst: Type | None, s: Type) -> bool:
@@ -112,7 +138,7 @@ def _list_into(elems: list[Type], d: Type, dst: Type | None) -> str | None:
 
 
 def explicit(src: Type | None, dst: Type | None, constant: bool) -> str | None:
-    """Why ``(dst) value`` is not a legal cast (spec 8.11.1, as p4c reads
+    """Why ``(dst) value`` is not a legal cast (spec 8.12.1, as p4c reads
     it). ``constant`` says whether the value is known at compile time; p4c
     casts any ``int`` (its values are), so it is kept for the message only."""
     s, d = known(src), known(dst)

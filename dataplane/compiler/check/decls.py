@@ -1,6 +1,6 @@
 """Declaration rules: the shape of signatures (names, directions, default
 values, parameter types), enums, new types and extern declarations, and
-what ``main`` must be (spec 6.8, 7.2, 7.6, 7.2.12, 10, 11, 17)."""
+what ``main`` must be (spec 6.8, 7.2, 7.6, 7.2.11, 10, 11, 17)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ class DeclRules:
     """Declaration checks for ``Checker``."""
 
     def signature(self: Checker, d: ast.Decl, scope: Scope) -> None:
-        """One name per type parameter and parameter of ``d`` (spec 6.8,
-        7.3), each parameter's type known and fit for its direction."""
+        """One name per type parameter and parameter of ``d`` (spec 6.8),
+        each parameter's type known and fit for its direction."""
         params = list(getattr(d, "params", [])) + list(getattr(d, "ctor_params", []))
         seen: dict[str, ast.Node] = {}
         for name in getattr(d, "type_params", []):
@@ -87,7 +87,7 @@ class DeclRules:
 
     def extern_methods(self: Checker, d: ast.ExternDecl, scope: Scope) -> None:
         """Constructors have no return type; two methods (or constructors)
-        of one name differ in their parameter count (spec 7.2.12)."""
+        of one name differ in their parameter count (spec 7.2.11.2)."""
         seen: dict[tuple[str, int, bool], ast.MethodDecl] = {}
         inner = self.generic(scope, d.type_params)
         for m in d.methods:

@@ -164,6 +164,12 @@ class StmtRules:
                 if not self.is_constant(case.label):
                     raise err(case.label, "a switch label must be a compile-time known value")
                 self.converts(lt, t, case.label)
+                key = self.res.const_value(case.label, self.scope)
+                if key is None:
+                    key = _text(case.label)
+                if key in seen:
+                    raise err(case, f"{_text(case.label)} labels two cases of this switch")
+                seen[key] = case
             if default is not None and case is not default:
                 raise err(case, "the 'default' label must be the last one")
             if case.body is not None:
@@ -184,6 +190,10 @@ class StmtRules:
         if tr is None:
             return
         keys = [self.expr(x) for x in tr.select_exprs]
+        for x, kt in zip(tr.select_exprs, keys):
+            if isinstance(known(kt), IntT):
+                raise err(x, "a select key of type int has no width: give it one (e.g. 8w1) "
+                             "or cast it")
         for case in tr.cases:
             if case.state not in ("accept", "reject") and case.state not in self.ctx.states:
                 raise err(case, f"{case.state}: no such parser state")
@@ -214,6 +224,8 @@ class StmtRules:
             [x.lo, x.hi] if isinstance(x, ast.Range) else [x])
         for p in parts:
             self.known_label(p, what)
+            if isinstance(x, ast.Mask) and p is x.mask and isinstance(known(kt), EnumT):
+                kt = known(kt).underlying or kt  # a serializable enum's mask is a bit-string
             pt = self.expr(p, kt)
             if isinstance(p, ast.Name) and self.scope.lookup(p.name) is not None and \
                     self.scope.lookup(p.name).kind == VALUE_SET:  # type: ignore[union-attr]

@@ -10,7 +10,7 @@ from dataplane.compiler.check.env import ACTION, CONST, INSTANCE, Entity
 from dataplane.compiler.check.exprs import ApplyResultT, err
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.frontend import ast
-from dataplane.compiler.frontend.types import BitT, BoolT, EnumT, MatchKindT, Type
+from dataplane.compiler.frontend.types import BitT, BoolT, EnumT, ErrorT, IntT, MatchKindT, Type
 
 if TYPE_CHECKING:
     from dataplane.compiler.check.checker import Checker
@@ -23,8 +23,13 @@ class TableRules:
 
     def table(self: Checker, d: ast.TableDecl) -> None:
         key_types: list[Type | None] = []
+        _no_self_reference(d)
         for k in d.keys:
-            key_types.append(self.expr(k.expr))
+            kt = self.expr(k.expr)
+            key_types.append(kt)
+            sk = known(kt)
+            if sk is not None and not isinstance(sk, BitT | BoolT | EnumT | ErrorT):
+                raise err(k.expr, f"a key is a bit-string, bool, enum or error, not {kt}")
             mk = self.scope.lookup(k.match_kind)
             if mk is None or mk.kind != CONST or not isinstance(mk.type, MatchKindT):
                 raise err(k, f"'{k.match_kind}' is not a match kind")
@@ -33,6 +38,8 @@ class TableRules:
             ent = self.action_ref(ref)
             self.action_args(ref, ent, directional_only=True)
             _control_plane_params(ent)
+            if any(ent is x for x in listed):
+                raise err(ref, f"action {ent.decl.name} is listed twice in table {d.name}")
             listed.append(ent)
         if d.default_action is not None:
             ent = self.action_ref(d.default_action)
@@ -96,9 +103,15 @@ class TableRules:
                 raise err(p, f"table {d.name}: '{p.name}' names a {ent.kind}, not an extern "
                              "instance")
             return
-        self.expr(p.value)
+        t = known(self.expr(p.value))
         if p.name in ("size", "priority_delta") and not self.is_constant(p.value):
             raise err(p.value, f"table {d.name}: '{p.name}' must be a compile-time constant")
+        if p.name in ("size", "priority_delta"):
+            v = self.res.const_value(p.value, self.scope)
+            if not isinstance(t, BitT | IntT) or (isinstance(v, int) and v < 0):
+                raise err(p.value, f"table {d.name}: '{p.name}' is a non-negative integer")
+        if p.name == "largest_priority_wins" and not isinstance(t, BoolT):
+            raise err(p.value, f"table {d.name}: 'largest_priority_wins' is a bool")
 
     def entries(self: Checker, d: ast.TableDecl, key_types: list[Type | None],
                 listed: list[Entity]) -> None:
@@ -206,3 +219,11 @@ def _control_plane_params(ent: Entity) -> None:
                          "plane, which gives bit<W>, int<W>, bool, new types and serializable "
                          "enums only")
 
+
+
+def _no_self_reference(d: ast.TableDecl) -> None:
+    """A table's keys and action arguments do not name the table itself."""
+    parts = [k.expr for k in d.keys] + [a.value for r in d.actions for a in r.args]
+    for n in ast.walk(parts):
+        if isinstance(n, ast.Name) and not n.absolute and n.name == d.name:
+            raise err(n, f"table {d.name} cannot refer to itself")

@@ -33,7 +33,7 @@ from lark import Lark, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 from lark.lexer import Lexer, Token
 
-from common.errors import IntbedError, Loc, P4SyntaxError, P4UnsupportedError
+from common.errors import IntbedError, Loc, P4SemanticError, P4SyntaxError, P4UnsupportedError
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.preprocess import preprocess
 
@@ -981,6 +981,7 @@ class _Builder(Transformer):
     def table_decl(self, ch: list) -> ast.TableDecl:
         name = ch[2]
         table = ast.TableDecl(str(name), [], [], annotations=_annos(ch[0]), loc=name.loc)
+        _table_properties_once(table, ch[4:])
         for kind, *rest in ch[4:]:
             if kind == "key":
                 table.keys = rest[0]
@@ -1236,6 +1237,23 @@ def _keyset(value: ast.Keyset | ast.Expr) -> ast.Keyset:
     if isinstance(value, ast.Keyset):
         return value
     return ast.Keyset([value], loc=value.loc)
+
+
+def _table_properties_once(table: ast.TableDecl, props: list[tuple]) -> None:
+    """Each table property appears once, ``actions`` always and before the
+    ``default_action`` that names one of them (p4c's rules)."""
+    seen: set[str] = set()
+    for kind, *rest in props:
+        name = {"default": "default_action", "prop": ""}.get(kind, kind) or rest[0].name
+        if name in seen:
+            raise P4SemanticError(f"table {table.name}: property '{name}' is given twice",
+                                  getattr(rest[0], "loc", None) or table.loc)
+        if name == "default_action" and "actions" not in seen:
+            raise P4SemanticError(f"table {table.name}: default_action comes before the "
+                                  "actions list it names an action of", rest[0].loc)
+        seen.add(name)
+    if "actions" not in seen:
+        raise P4SemanticError(f"table {table.name} has no 'actions' property", table.loc)
 
 
 def _action_ref(value: ast.Expr) -> ast.ActionRef:
