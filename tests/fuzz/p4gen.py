@@ -537,8 +537,10 @@ class Generator:
             self.clone(body, "I2E")
         if rng.random() < 0.25:
             self.note("resubmit")
-            body.open("if (m.rs == 8w0 && " + ExprGen(rng, self.scope_vars([]), self.used)
-                      .cond().p4() + ")")
+            # Only a packet as it first came in: a recirculated one keeps
+            # m.rc alone (field list 1), so a resubmit of it would forget it.
+            cond = ExprGen(rng, self.scope_vars([]), self.used).cond().p4()
+            body.open(f"if (sm.instance_type == 32w0 && m.rs == 8w0 && {cond})")
             body.add("m.rs = 8w1;")
             body.add("resubmit_preserving_field_list(8w2);")
             body.close()
@@ -550,9 +552,10 @@ class Generator:
         """Read, change and write one cell at an index computed in range."""
         rng = self.rng
         name = self.fresh("r")
-        ty = Ty(random_width(rng))
+        signed = rng.random() < 0.2
+        ty = Ty(random_width(rng, 2 if signed else 1), signed)
         bits = rng.randint(1, 4)
-        self.note("register")
+        self.note("signed register" if signed else "register")
         control.add(f"register<{ty.p4}>({1 << bits}) {name};")
         tmp = f"{name}_v"
         self.decls.append(f"{ty.p4} {tmp};")
@@ -722,21 +725,29 @@ def generate(seed: int, packets: int = 40) -> Case:
 
 
 def arith_case(seed: int, packets: int = 30) -> Case:
-    """Inputs in one header, outputs of random expressions in another; the
-    expected output of every packet computed by ``Expr.eval``."""
+    """Inputs in one header, outputs of random expressions in another (some
+    then written in part through a slice); the expected output of every
+    packet computed by ``Expr.eval``."""
     rng = random.Random(seed)
     used: dict[str, int] = {}
     ins = Generator(seed)._header("in", rng.randint(2, 6))
     inputs = [Var(f"hdr.i.{f}", t) for f, t in ins.fields]
     gen = ExprGen(rng, inputs, used)
     results: list[tuple[str, Ty, Expr]] = []
+    slices: list[tuple[int, int, int, Expr]] = []  # result, hi, lo, value
     for j in range(rng.randint(3, 8)):
         signed = rng.random() < 0.2
         ty = Ty(random_width(rng, 2 if signed else 1), signed)
         results.append((f"r{j}", ty, gen.expr(ty, rng.randint(1, 4))))
+        if not signed and ty.width > 2 and rng.random() < 0.3:
+            lo = rng.randrange(ty.width - 1)
+            hi = rng.randint(lo, ty.width - 1)
+            slices.append((j, hi, lo, gen.expr(Ty(hi - lo + 1), 2)))
+            used["slice assignment"] = used.get("slice assignment", 0) + 1
     pad = -sum(t.width for _, t, _ in results) % 8
     out_fields = [(n, t) for n, t, _ in results] + ([("pad", Ty(pad))] if pad else [])
     lines = [f"        hdr.o.{n} = {e.p4()};" for n, _, e in results]
+    lines += [f"        hdr.o.r{j}[{hi}:{lo}] = {e.p4()};" for j, hi, lo, e in slices]
     if pad:
         lines.append(f"        hdr.o.pad = {pad}w0;")
     program = arith_program(ins, out_fields, lines)
@@ -745,7 +756,12 @@ def arith_case(seed: int, packets: int = 30) -> Case:
         env = {v.name: width_value(rng, v.ty.width) for v in inputs}
         head = pack([(v.ty.width, env[v.name]) for v in inputs])
         payload = bytes(rng.randrange(256) for _ in range(rng.randint(0, 4)))
-        out = pack([(t.width, e.eval(env)) for _, t, e in results] + ([(pad, 0)] if pad else []))
+        values = [e.eval(env) for _, _, e in results]
+        for j, hi, lo, e in slices:
+            keep = ((1 << (hi - lo + 1)) - 1) << lo
+            values[j] = values[j] & ~keep | (e.eval(env) << lo) & keep
+        out = pack([(t.width, v) for (_, t, _), v in zip(results, values)]
+                   + ([(pad, 0)] if pad else []))
         cases.append((0, head + payload))
         expected.append(head + out + payload)
     return Case(seed, program, [], {}, cases, used, expected)

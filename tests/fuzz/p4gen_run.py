@@ -75,8 +75,7 @@ def build_cases(cases: Sequence[Case], workdir: Path, workers: int = 2) -> list[
             first.append(compile_case(case, workdir))
         except IntbedError as exc:
             first.append(f"seed {case.seed}: {type(exc).__name__}: {exc}")
-    jobs = [job for c in first if not isinstance(c, str) for job in [native_job(c)] if job]
-    build_all(jobs, workers=workers)
+    _build([c for c in first if not isinstance(c, str)], workers)
     out: list[Built] = []
     for case, compiled in zip(cases, first):
         if isinstance(compiled, str):
@@ -85,6 +84,18 @@ def build_cases(cases: Sequence[Case], workdir: Path, workers: int = 2) -> list[
         built = compile_case(case, workdir) if not compiled.native else compiled
         out.append((as_python(compiled), built))
     return out
+
+
+def _build(programs: list[CompiledProgram], workers: int, tries: int = 3) -> None:
+    """Build the programs' pipelines; again (the jobs made anew) when the
+    project's .pxd files changed meanwhile, an edit in the working tree."""
+    for attempt in range(tries):
+        try:
+            build_all([j for j in map(native_job, programs) if j is not None], workers=workers)
+            return
+        except IntbedError as exc:
+            if ".pxd files changed" not in str(exc) or attempt == tries - 1:
+                raise
 
 
 def match_spec(spec: tuple) -> Any:

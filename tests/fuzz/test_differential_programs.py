@@ -56,6 +56,7 @@ FEATURES = (
     "checksum", "checksum_error read", "select", "select tuple", "select mask",
     "select range", "key exact", "key lpm", "key ternary", "metadata key", "action params",
     "apply", "hit/miss", "action_run", "direct counter", "counter", "register",
+    "signed register",
     "mark_to_drop", "forward", "clone I2E", "clone I2E preserving", "clone E2E",
     "clone E2E preserving", "resubmit", "recirculate", "setValid", "setInvalid",
     "deparser reordered", "if", "assignment", "slice assignment", "op+", "op-", "op*",
