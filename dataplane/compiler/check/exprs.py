@@ -68,6 +68,7 @@ class ActionRunT(Type):
 ARITH = {"+", "-", "*", "/", "%", "|+|", "|-|", "&", "|", "^"}
 ORDER = {"<", "<=", ">", ">="}
 HEADER_METHODS = {"isValid": BoolT(), "setValid": VoidT(), "setInvalid": VoidT()}
+STACK_READ_ONLY = {"size", "lastIndex", "nextIndex"}
 SIZE_METHODS = {"minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes"}
 
 
@@ -443,6 +444,12 @@ class ExprRules:
         while isinstance(root, ast.Member | ast.Index | ast.Slice):
             if isinstance(root, ast.Member) and self.type_named(root.expr) is not None:
                 raise err(e, f"{what} is not assignable (it is a constant)")
+            if isinstance(root, ast.Member) and not isinstance(
+                    known(self.facts.types.get(id(root.expr))), StructLikeT | StackT | None):
+                raise err(e, f"{what} is not assignable (.{root.name} is read-only)")
+            if isinstance(root, ast.Member) and root.name in STACK_READ_ONLY and isinstance(
+                    known(self.facts.types.get(id(root.expr))), StackT):
+                raise err(e, f"{what} is not assignable (a stack's {root.name} is read-only)")
             root = root.expr
             path.append(root)
         if isinstance(root, ast.Name):
