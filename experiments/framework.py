@@ -33,7 +33,7 @@ from orchestration.network import DEFAULT_TARGET, TARGETS, RunEnv, Target, get_t
 
 RESULTS_DIR = Path("results")
 POINTS_DIR = "points"  # the journal of finished points (experiments.sweep)
-RESUMED_KEYS = ("experiment", "params", "seed", "quick", "target")
+RESUMED_KEYS = ("experiment", "params", "seed", "quick", "target", "switch_model")
 
 
 class ExperimentError(IntbedError):
@@ -126,11 +126,13 @@ class Context:
     target: Target = DEFAULT_TARGET
     live: Any = None  # orchestration.live.LiveOptions on a live target
     cluster: str | None = None  # a Dask scheduler address or 'local:N'
+    switch_model: str | None = None  # the sim's timing model (None: its default)
 
     @property
     def env(self) -> RunEnv:
-        """The run's target, seed and live options, as a system's run takes them."""
-        return RunEnv(self.target, self.seed, self.live)
+        """The run's target, seed, live options and switch model, as a
+        system's run takes them."""
+        return RunEnv(self.target, self.seed, self.live, self.switch_model)
 
     def map(self, fn: Callable[[Any], Any], points: Sequence[Any], label: str = "points"
             ) -> list[Any]:
@@ -338,16 +340,19 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
                    quick: bool = False, out: Path | None = None, jobs: int = 1,
                    force: bool = False, target: Target | str = "sim", redis: str | None = None,
                    progress: Callable[[str, int, int], None] | None = None,
-                   cluster: str | None = None, resume: bool = False) -> Path:
+                   cluster: str | None = None, resume: bool = False,
+                   switch_model: str | None = None) -> Path:
     """Run experiment ``name`` into its results directory. On a live
     ``target`` points run one at a time (their networks share interface
     names), each in ``<out>/live/NNN-...``, with the Redis at ``redis`` or
     a private ``redis-server``. ``cluster``: run the points on Dask
     (``experiments.sweep``). ``resume``: finish an interrupted run in its
-    directory, reusing every point it finished."""
+    directory, reusing every point it finished. ``switch_model``: the sim
+    switches' timing model (a profile's name or path; None, the default)."""
     exp = get(name)
     params = exp.resolve(overrides or {}, quick)
     target = get_target(target)
+    model = _switch_model(target, switch_model)
     if not exp.runs_on(target):
         raise ExperimentError(f"{name}: target '{target}' is not available for this "
                               f"experiment (targets: {', '.join(exp.targets)})")
@@ -368,6 +373,8 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
               "seed": seed, "quick": quick, "jobs": jobs, "target": target.name,
               "versions": versions(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "argv": sys.argv}
+    if model is not None:
+        config["switch_model"] = model.name
     if cluster is not None:
         config["cluster"] = cluster
     if resume and path.exists() and any(path.iterdir()):
@@ -384,7 +391,8 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
 
         live = LiveOptions(results_dir=out_dir / "live", redis_url=redis)
     ctx = Context(params, seed, quick, max(1, jobs), out_dir,
-                  progress or (lambda label, done, total: None), target, live, cluster)
+                  progress or (lambda label, done, total: None), target, live, cluster,
+                  switch_model)
     t0 = time.perf_counter()
     result = exp.compute(ctx)
     wall = time.perf_counter() - t0
@@ -397,6 +405,19 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     return out_dir
 
 
+def _switch_model(target: Target, spec: str | None) -> Any:
+    """The run's timing model, checked before anything is written (None
+    where the target's switches are real)."""
+    if not target.models_timing:
+        if spec is not None:
+            raise ExperimentError(f"--switch-model applies to the sim target; {target}'s "
+                                  "switches take the time they take")
+        return None
+    from dataplane.targets.sim.timing import load_model
+
+    return load_model(spec)
+
+
 def _check_resumable(path: Path, config: dict[str, Any]) -> None:
     """``--resume`` continues only the run that is in ``path``."""
     try:
@@ -407,7 +428,7 @@ def _check_resumable(path: Path, config: dict[str, Any]) -> None:
     # Through JSON, as it was written, so tuples and lists compare alike.
     now = json.loads(json.dumps(config, default=str))
     for key in RESUMED_KEYS:
-        if before.get(key) != now[key]:
+        if before.get(key) != now.get(key):
             if key == "params":
                 diff = sorted(k for k in {**before.get(key, {}), **now[key]}
                               if before.get(key, {}).get(k) != now[key].get(k))
@@ -415,7 +436,7 @@ def _check_resumable(path: Path, config: dict[str, Any]) -> None:
                     f"{k} ({before.get(key, {}).get(k)!r} there, {now[key].get(k)!r} now)"
                     for k in diff)
             else:
-                what = f"{key} ({before.get(key)!r} there, {now[key]!r} now)"
+                what = f"{key} ({before.get(key)!r} there, {now.get(key)!r} now)"
             raise ExperimentError(f"{path}: --resume refused: that run differs in {what}; "
                                   "resume with the same arguments, or use another --out")
 

@@ -11,6 +11,7 @@ import click
 from common.errors import IntbedError
 from intbed.commands.accel import accel
 from intbed.commands.bench import bench
+from intbed.commands.calibrate import calibrate
 from intbed.commands.p4 import p4
 from intbed.commands.p4app import p4app, p4app_bench, topo_import
 from intbed.commands.run import list_experiments, run
@@ -152,6 +153,7 @@ cli.add_command(run)
 cli.add_command(list_experiments)
 cli.add_command(p4app)
 cli.add_command(shell)
+cli.add_command(calibrate)
 topo.add_command(topo_import)
 bench.add_command(p4app_bench)
 

@@ -222,6 +222,9 @@ class Target:
     queues_while_running: bool = False
     """Egress queues can be changed on a running switch; otherwise they are
     set from the ``Topology`` when a switch starts."""
+    models_timing: bool = False
+    """Its switches take the time a timing model says (``--switch-model``);
+    a live target's take the time they take."""
 
     def open(self, topo: Topology, program: Any, *, seed: int = 0,
              **options: Any) -> Network:
@@ -271,7 +274,7 @@ def _live_available(name: str) -> Callable[[], str | None]:
 
 TARGETS: dict[str, Target] = {
     "sim": Target("sim", "intbed's engine in virtual time, one process (default)", False,
-                  _sim_network, lambda: None, queues_while_running=True),
+                  _sim_network, lambda: None, queues_while_running=True, models_timing=True),
     "mininet": Target("mininet", "intbed-switch processes on Mininet veth links", True,
                       _live_network("mininet"), _live_available("mininet"), binary="intbed"),
     "bmv2": Target("bmv2", "BMv2 simple_switch_grpc processes on Mininet veth links", True,
@@ -306,18 +309,28 @@ class RunEnv:
     target: Target = DEFAULT_TARGET
     seed: int = 0
     live: Any = None
+    switch_model: str | None = None
+    """The switches' timing model where the target models it (a profile's
+    name or path, ``dataplane.targets.sim.timing``; None: the default)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "target", get_target(self.target))
 
     def to_dict(self) -> dict[str, Any]:
         """What a run's results record of where it ran."""
-        return {"seed": self.seed, "target": self.target.name}
+        out: dict[str, Any] = {"seed": self.seed, "target": self.target.name}
+        if self.target.models_timing:
+            from dataplane.targets.sim.timing import load_model
+
+            out["switch_model"] = load_model(self.switch_model).name
+        return out
 
     def open(self, topo: Topology, program: Any, **options: Any) -> Network:
         """A built, not yet started, network of ``topo`` for this run."""
         if self.live is not None and self.target.live:
             options.setdefault("live", self.live)
+        if self.target.models_timing:
+            options.setdefault("switch_model", self.switch_model)
         return self.target.open(topo, program, seed=self.seed, **options)
 
 

@@ -21,6 +21,7 @@ from dataplane.compiler.pipeline import CompiledProgram, compile_file
 from dataplane.runtime.switch import Switch
 from dataplane.targets.sim.events import NS_PER_S, NS_PER_US, Simulator
 from dataplane.targets.sim.network import HostNic, SimHost, SimSwitch, Wire
+from dataplane.targets.sim.timing import load_model
 from orchestration.network import (
     COLLECTOR_IP,
     COLLECTOR_MAC,
@@ -74,9 +75,13 @@ class SimNetwork:
     _all_port_taps: list[Tap] = field(default_factory=list)
     _playbacks: list[Any] = field(default_factory=list)
     _ended_early: bool = False
+    switch_model: Any = None
+    """The switches' timing model (``dataplane.targets.sim.timing``): a
+    ``SwitchModel``, a profile's name or path; None, the default model."""
 
     def __post_init__(self) -> None:
         self.topo.validate()
+        self.switch_model = load_model(self.switch_model)
         self._build()
 
     @classmethod
@@ -86,11 +91,12 @@ class SimNetwork:
         ``pcap_dir``: record every port's transmitted frames there. The live
         targets' ``live`` and ``label`` mean nothing here and are ignored;
         any other option is an error, not silently dropped."""
+        switch_model = options.pop("switch_model", None)
         unknown = sorted(set(options) - {"live", "label"})
         if unknown:
             raise TargetError(f"the sim target has no option {', '.join(unknown)} "
-                              "(it takes: pcap_dir)")
-        net = cls(topo, _compiled(program), seed=seed)
+                              "(it takes: pcap_dir, switch_model)")
+        net = cls(topo, _compiled(program), seed=seed, switch_model=switch_model)
         if pcap_dir is not None:
             net.record_pcaps(pcap_dir)
         return net
@@ -168,23 +174,33 @@ class SimNetwork:
 
     def _build(self) -> None:
         sim = self.sim
+        model = self.switch_model
         for name, spec in self.topo.switches.items():
             offset = spec.clock_offset_us
             engine = Switch(self.program_of(name), device_id=spec.device_id,
                             seed=derive_seed(self.seed, "p4-random", name),
                             clock=_switch_clock(sim, offset))
-            self.switches[name] = SimSwitch(sim, name, engine,
-                                            processing_rate_pps=spec.processing_rate_pps,
-                                            clock_offset_us=offset)
+            rate = spec.processing_rate_pps
+            service = model.draws(derive_seed(self.seed, "service", name),
+                                  1e9 / rate if rate else None)
+            self.switches[name] = SimSwitch(sim, name, engine, processing_rate_pps=rate,
+                                            input_depth=model.input_depth,
+                                            clock_offset_us=offset, service=service)
         for name, spec in self.topo.hosts.items():
             self.hosts[name] = SimHost(sim, name, spec.mac, spec.ip)
         for link in self.topo.links:
             for src, sport, dst, dport in ((link.a, link.a_port, link.b, link.b_port),
                                            (link.b, link.b_port, link.a, link.a_port)):
+                # A switch's pipeline delay rides on the links it sends on:
+                # every packet takes it, and it limits no rate.
+                by_switch = src in self.topo.switches
+                extra = model.pipeline_delay_ns if by_switch else 0
+                jitter = (model.delay_draws(derive_seed(self.seed, "delay", src, sport))
+                          if by_switch else None)
                 wire = Wire(sim, self.node(dst), dport,
                             bandwidth_bps=round(link.bandwidth_mbps * 1_000_000),
-                            delay_ns=round(link.delay_us * NS_PER_US), loss=link.loss,
-                            rng=stream(self.seed, "loss", src, sport))
+                            delay_ns=round(link.delay_us * NS_PER_US) + extra, loss=link.loss,
+                            rng=stream(self.seed, "loss", src, sport), jitter=jitter)
                 if src in self.switches:
                     sspec = self.topo.switches[src]
                     self.switches[src].add_port(sport, wire,
@@ -212,9 +228,12 @@ class SimNetwork:
         host = SimHost(self.sim, "collector", COLLECTOR_MAC, COLLECTOR_IP)
         for name, sw in self.switches.items():
             d = (delays_us or {}).get(name, delay_us)
+            model = self.switch_model
             wire = Wire(self.sim, host, 0, bandwidth_bps=round(bandwidth_mbps * 1_000_000),
-                        delay_ns=round(d * NS_PER_US), loss=0.0,
-                        rng=stream(self.seed, "collector", name))
+                        delay_ns=round(d * NS_PER_US) + model.pipeline_delay_ns,
+                        loss=0.0, rng=stream(self.seed, "collector", name),
+                        jitter=model.delay_draws(derive_seed(self.seed, "delay", name,
+                                                             COLLECTOR_PORT)))
             ep = sw.add_port(COLLECTOR_PORT, wire, depth=1024)
             # Reports are not data-link traffic: only all-port taps (pcaps) see them.
             ep.taps = list(self._all_port_taps)
@@ -391,10 +410,11 @@ def _switch_clock(sim: Simulator, offset_us: int) -> Callable[[], int]:
 
 
 def build(topo: Topology, program: str | CompiledProgram = "l3_forward", *, seed: int = 0,
-          routes: bool = True) -> SimNetwork:
-    """Build a network where every switch runs ``program``, start its control
-    plane and (by default) install shortest-path routes."""
-    net = SimNetwork(topo, _compiled(program), seed=seed)
+          routes: bool = True, switch_model: Any = None) -> SimNetwork:
+    """Build a network where every switch runs ``program`` (timed by
+    ``switch_model``, the default model when None), start its control plane
+    and (by default) install shortest-path routes."""
+    net = SimNetwork(topo, _compiled(program), seed=seed, switch_model=switch_model)
     net.start()
     if routes:
         net.install_routes()

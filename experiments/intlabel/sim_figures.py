@@ -435,12 +435,12 @@ register(Experiment(
 # ----------------------------------------------------------------- fig 14
 
 
-def _hula_point(args: tuple[float, float, int, float, int]) -> dict[str, Any]:
+def _hula_point(args: tuple[float, float, int, float, RunEnv]) -> dict[str, Any]:
     from orchestration.systems.hula import run_hula_loss
 
-    interval, limit, depth, duration, seed = args
+    interval, limit, depth, duration, env = args
     r = run_hula_loss(interval, rate_limit_pps=limit, queue_depth=depth, duration_s=duration,
-                      env=RunEnv(seed=seed))
+                      env=env)
     return {"loss_rate": r["background_loss_rate"], "probes_sent": r["probes_sent"]}
 
 
@@ -448,14 +448,13 @@ def fig14_compute(ctx: Context) -> Result:
     from orchestration.systems.hula import background_rate_limit
 
     p = ctx.params
-    limit = background_rate_limit(p["margin"], duration_s=p["duration_s"],
-                                  env=RunEnv(seed=ctx.seed))
+    limit = background_rate_limit(p["margin"], duration_s=p["duration_s"], env=ctx.env)
     base = _base(ctx, packets=None, duration_s=p["duration_s"], queue_rate_pps=limit,
                  queue_depth=p["queue_depth"])
     configs = [({"mode": m, "interval_ms": t}, _variant(replace(base, T_ms=t), m))
                for m in ("A", "B") for t in p["intervals_ms"]]
     rows = _sweep(ctx, configs, "labeling intervals")
-    hula = ctx.map(_hula_point, [(t, limit, p["queue_depth"], p["duration_s"], ctx.seed)
+    hula = ctx.map(_hula_point, [(t, limit, p["queue_depth"], p["duration_s"], ctx.env)
                                  for t in p["intervals_ms"]], "probing intervals")
     for t, h in zip(p["intervals_ms"], hula):
         rows.append({"mode": "HULA", "interval_ms": t, "loss_rate": h["loss_rate"],

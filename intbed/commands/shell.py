@@ -21,6 +21,7 @@ import click
 
 from common.errors import IntbedError
 from intbed.commands.p4opts import p4c_options
+from intbed.commands.targets import switch_model_option
 from intbed.commands.topo import _params as topology_options
 
 # The networks' own controllers announce election id (0, 1) (P4RuntimeClient).
@@ -67,9 +68,11 @@ def _election_id(text: str | None, default: tuple[int, int]) -> tuple[int, int]:
 @click.option("--election-id", "election", default=None, metavar="HIGH,LOW",
               help="The shell's election id (default: 1,0 on a sim switch, the primary; "
                    "0,0 on a live one, a backup that may read only).")
+@switch_model_option
 @p4c_options
 def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
-          net_seed: int, pace: float, election: str | None, **params: Any) -> None:
+          net_seed: int, pace: float, election: str | None, switch_model: str | None,
+          **params: Any) -> None:
     """p4runtime-shell attached to SWITCH.
 
     Without --sim, SWITCH belongs to a live network running on this machine
@@ -110,7 +113,7 @@ def shell(switch: str, run_dir: Path | None, sim_topo: str | None, program: str,
                           f"(its switches: {', '.join(sorted(topo.switches))})")
     eid = _election_id(election, SIM_ELECTION_ID)
     python = _shell_python()
-    net = build(topo, program, seed=net_seed)
+    net = build(topo, program, seed=net_seed, switch_model=switch_model)
     service = net.services[switch]
     with ServiceBridge(service) as bridge:
         clock = (f"virtual time moves at {pace:g} s per second" if pace else

@@ -7,7 +7,10 @@ arrival's time and bytes; every drop counter at the end).
 A speed-up of the engine, the traffic manager or the event loop must leave
 the digest as it is. Only a deliberate change of the model may change it;
 then the commit says why and updates ``GOLDEN``
-(``pytest tests/sim/test_golden_trace.py -s`` prints the new value)."""
+(``pytest tests/sim/test_golden_trace.py -s`` prints the new value). Each
+switch timing model has its digest: ``ideal`` (constant service at the
+processing rate, no delay: the model intbed had first, kept as it was)
+and each shipped profile."""
 
 from __future__ import annotations
 
@@ -19,24 +22,29 @@ import sys
 import zlib
 from pathlib import Path
 
+import pytest
+
 from benchmarks.sim import random_server_traffic
 from common.paths import child_env
 from fastpath import loader
 from orchestration.sim import build
 from topologies.generators import build_topology
 
-GOLDEN = "7b97085ecd652b5022a8aa0c998f867f1d821b85f49da8bcf11fd8e8f1cf9cec"
+GOLDEN = {
+    "ideal": "7b97085ecd652b5022a8aa0c998f867f1d821b85f49da8bcf11fd8e8f1cf9cec",
+    "bmv2": "d27f657456d0644bfd91c158863a955e7d074b059028d6e36ab2f00c480bc9eb",
+}
 DURATION_S = 10.0
 
 
-def traced_run() -> tuple[str, dict[str, int]]:
+def traced_run(model: str = "ideal") -> tuple[str, dict[str, int]]:
     topo = build_topology("intlabel-fabric")
     for spec in topo.switches.values():
         spec.queue_depth = 8
         spec.queue_rate_pps = 400.0
         spec.processing_rate_pps = 900.0
     topo.links[0].loss = 0.02
-    net = build(topo, "l3_forward", seed=5)
+    net = build(topo, "l3_forward", seed=5, switch_model=model)
     for sw in net.switches.values():
         sw.input_depth = 16  # the processing limit drops, too
     h = hashlib.sha256()
@@ -72,30 +80,32 @@ def traced_run() -> tuple[str, dict[str, int]]:
     return h.hexdigest(), counts
 
 
-def test_the_trace_of_a_ten_second_fabric_run_is_unchanged() -> None:
-    digest, counts = traced_run()
+@pytest.mark.parametrize("model", list(GOLDEN))
+def test_the_trace_of_a_ten_second_fabric_run_is_unchanged(model: str) -> None:
+    digest, counts = traced_run(model)
     print(f"\ngolden trace digest {digest} ({counts})")
     # The run must exercise what the digest guards: queues that fill and
     # drop, a saturated input buffer and a lossy wire.
     assert counts["transmitted"] > 20_000 and counts["arrived"] > 5_000, counts
     assert counts["queue_drops"] > 0 and counts["input_drops"] > 0, counts
     assert counts["link_losses"] > 0, counts
-    assert digest == GOLDEN, (
+    assert digest == GOLDEN[model], (
         "the sim target's per-packet behaviour changed: a speed-up must not change it; a "
-        f"deliberate model change updates GOLDEN (now {digest}, {counts})")
+        f"deliberate model change updates GOLDEN[{model!r}] (now {digest}, {counts})")
 
 
-def test_the_pure_python_path_gives_the_golden_trace() -> None:
+@pytest.mark.parametrize("model", list(GOLDEN))
+def test_the_pure_python_path_gives_the_golden_trace(model: str) -> None:
     """The test above runs the compiled fast path where it is built
     (``intbed accel build``); this one runs the Python source alone."""
     child = ("import json, sys\nsys.path.insert(0, sys.argv[1])\n"
              "from test_golden_trace import traced_run\n"
              "from benchmarks.sim import fast_path\n"
-             "print(json.dumps([*traced_run(), fast_path()]))")
-    proc = subprocess.run([sys.executable, "-c", child, str(Path(__file__).parent)],
+             "print(json.dumps([*traced_run(sys.argv[2]), fast_path()]))")
+    proc = subprocess.run([sys.executable, "-c", child, str(Path(__file__).parent), model],
                           capture_output=True, text=True, check=False,
                           env=child_env({loader.PURE_ENV: "1"}))
     assert proc.returncode == 0, proc.stderr[-3000:]
     digest, counts, fast = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(fast["modules"].values()) == {"python"} and not any(fast["pipelines"].values())
-    assert digest == GOLDEN, (digest, counts)
+    assert digest == GOLDEN[model], (digest, counts)

@@ -29,9 +29,12 @@ cdef class Wire:
     # A float: the loss test is a C comparison, not a truth test of an object.
     cdef public double loss
     cdef Target _target
-    cdef public long long delay_ns, bandwidth_bps, sent, lost
+    cdef public long long delay_ns, bandwidth_bps, sent, lost, last_ns
+    cdef public object jitter
+    cdef list _jitter_times
+    cdef Py_ssize_t _jitter_i
     cpdef long long serialization_ns(self, long long nbytes) except? -1
-    @cython.locals(sim=Simulator)
+    @cython.locals(sim=Simulator, at=cython.longlong, times=list, i=Py_ssize_t)
     cpdef transmit(self, packet, long long ser_ns)
 
 cdef class EgressPort(Target):
@@ -85,6 +88,9 @@ cdef class SimSwitch:
     cdef object _input_append, _input_popleft
     cdef public long long offset_us, proc_gap_ns, recirculated, input_drops, rx_packets
     cdef public long long unconnected_drops
+    cdef public object _draws
+    cdef list _service_times
+    cdef Py_ssize_t _service_i
     cdef public Py_ssize_t input_depth
     cdef public bint input_busy
     cdef list _by_port
@@ -96,7 +102,7 @@ cdef class SimSwitch:
     cpdef _queue_input(self, item)
     cpdef recirculate(self, item)
     cpdef _serve_input(self)
-    @cython.locals(sim=Simulator)
+    @cython.locals(sim=Simulator, gap=cython.longlong, times=list, i=Py_ssize_t)
     cpdef _schedule_input(self)
     @cython.locals(job=EgressJob, us=cython.longlong, ts=object)
     cpdef ingress(self, port, packet, instance_type=*, preserved=*)

@@ -45,13 +45,16 @@ _BITS_NS = 8 * NS_PER_S
 
 
 class Wire:
-    """One direction of a link: delay, Bernoulli loss, and the far end."""
+    """One direction of a link: delay, Bernoulli loss, and the far end.
+    ``jitter``: per-packet extra delays (``timing.ServiceDraws``, a sending
+    switch's delay), which never let a packet overtake the one before it."""
 
     __slots__ = ("sim", "dst", "dst_port", "delay_ns", "loss", "rng", "bits_ns", "sent", "lost",
-                 "bandwidth_bps", "_deliver", "_target")
+                 "bandwidth_bps", "_deliver", "_target", "jitter", "_jitter_times", "_jitter_i",
+                 "last_ns")
 
     def __init__(self, sim: Simulator, dst: Any, dst_port: int, *, bandwidth_bps: int,
-                 delay_ns: int, loss: float, rng: random.Random) -> None:
+                 delay_ns: int, loss: float, rng: random.Random, jitter: Any = None) -> None:
         if bandwidth_bps <= 0:
             raise ValueError("bandwidth must be positive")
         self.sim = sim
@@ -63,6 +66,10 @@ class Wire:
         self.rng = rng
         self.sent = 0
         self.lost = 0
+        self.jitter = jitter
+        self._jitter_times: list[int] = []
+        self._jitter_i = 0
+        self.last_ns = 0
         self._deliver = dst.receive
         # Compiled, a sim switch or host takes the arrival as a target event
         # (its port the kind); anything else, and everything in Python
@@ -82,10 +89,22 @@ class Wire:
             self.lost += 1
             return
         sim = self.sim
+        at = sim.now_ns + ser_ns + self.delay_ns
+        if self.jitter is not None:
+            times = self._jitter_times
+            i = self._jitter_i
+            if i >= len(times):
+                times = self._jitter_times = self.jitter.batch()
+                i = 0
+            self._jitter_i = i + 1
+            at += times[i]
+            if at < self.last_ns:
+                at = self.last_ns
+            self.last_ns = at
         if self._target is not None:
-            sim.push_to(sim.now_ns + ser_ns + self.delay_ns, self._target, self.dst_port, packet)
+            sim.push_to(at, self._target, self.dst_port, packet)
         else:
-            sim.push(sim.now_ns + ser_ns + self.delay_ns, self._deliver, (self.dst_port, packet))
+            sim.push(at, self._deliver, (self.dst_port, packet))
 
 
 class EgressPort(Target):
@@ -224,7 +243,8 @@ class SimSwitch:
 
     def __init__(self, sim: Simulator, name: str, engine: Switch, *,
                  processing_rate_pps: float | None = None, input_depth: int = 1024,
-                 clock_offset_us: int = 0, recirculation_ns: int = RECIRCULATION_NS) -> None:
+                 clock_offset_us: int = 0, recirculation_ns: int = RECIRCULATION_NS,
+                 service: Any = None) -> None:
         if recirculation_ns <= 0:
             raise InvalidValueError("a recirculation pass must take time (or a loop never ends)")
         self.sim = sim
@@ -240,6 +260,13 @@ class SimSwitch:
         self._by_port: list[EgressPort | None] = []
         self.offset_us = clock_offset_us
         self.proc_gap_ns = round(NS_PER_S / processing_rate_pps) if processing_rate_pps else 0
+        # Per-packet service times (``timing.ServiceDraws``) instead of the
+        # constant proc_gap_ns: drawn in batches, read one per packet.
+        self._draws = service
+        self._service_times: list[int] = []
+        self._service_i = 0
+        if service is not None and not self.proc_gap_ns:
+            self.proc_gap_ns = 1  # served through the input queue, as with a rate
         self.input: deque[tuple[Any, ...]] = deque()
         self._input_append = self.input.append  # bound once, as EgressPort's
         self._input_popleft = self.input.popleft
@@ -312,12 +339,22 @@ class SimSwitch:
             self._schedule_input()
 
     def _schedule_input(self) -> None:
-        """The input queue's next service, ``proc_gap_ns`` from now."""
+        """The input queue's next service, one service time from now."""
         sim = self.sim
+        if self._draws is None:
+            gap = self.proc_gap_ns
+        else:  # the next packet's service time, from the batch drawn last
+            times = self._service_times
+            i = self._service_i
+            if i >= len(times):
+                times = self._service_times = self._draws.batch()
+                i = 0
+            self._service_i = i + 1
+            gap = times[i]
         if cython.compiled:  # a target event: the loop calls fire in C
-            sim.push_to(sim.now_ns + self.proc_gap_ns, self._events, SERVE_INPUT, None)
+            sim.push_to(sim.now_ns + gap, self._events, SERVE_INPUT, None)
         else:  # in Python, one call fewer than through fire
-            sim.push(sim.now_ns + self.proc_gap_ns, self._serve_input, ())
+            sim.push(sim.now_ns + gap, self._serve_input, ())
 
     def recirculate(self, item: tuple[Any, ...]) -> None:
         """BMv2 hands a recirculated packet back to its ingress buffer: here it
