@@ -368,8 +368,27 @@ class Generator:
                     self.statements(valid + [i], out, rng.randint(1, 2), egress, params,
                                     depth - 1)
                     out.close()
+            elif pick < 0.32:
+                self.hash(gen, lhs, out)
             else:
                 self.assign(gen, lhs, out)
+
+    HASHES = ("crc16", "crc32", "csum16", "identity", "xor16")
+
+    def hash(self, gen: ExprGen, lhs: list[Var], out: _Block) -> None:
+        """``hash()`` of a few fields (whole bytes or not) into a field."""
+        rng = self.rng
+        dst = rng.choice(lhs)
+        algo = rng.choice(self.HASHES)
+        self.note("hash " + algo)
+        data = ", ".join(v.name for v in rng.sample(gen.names, min(len(gen.names),
+                                                                     rng.randint(1, 3))))
+        bw = rng.choice([16, 32])
+        base = Const(rng.choice([0, 0, 1, rng.getrandbits(8)]), Ty(bw))
+        most = Const(rng.choice([1 << rng.randint(1, bw - 1), rng.randint(1, (1 << bw) - 1),
+                                 (1 << bw) - 1]), Ty(bw))
+        out.add(f"hash({dst.name}, HashAlgorithm.{algo}, {base.p4()}, {{ {data} }}, "
+                f"{most.p4()});")
 
     def guarded(self, body: _Block, count: int, egress: bool = False) -> None:
         """``count`` statements over h0's fields, run where h0 is valid."""
@@ -639,8 +658,11 @@ class Generator:
             data = ", ".join(f"hdr.{h.name}.{f}" for f, _ in h.fields if f != h.csum)
             args = (f"hdr.{h.name}.isValid(), {{ {data} }}, hdr.{h.name}.{h.csum}, "
                     "HashAlgorithm.csum16")
-            verify.append(f"        verify_checksum({args});")
-            update.append(f"        update_checksum({args});")
+            # Over the payload too (a UDP or TCP checksum's way), sometimes.
+            tail = "_with_payload" if self.rng.random() < 0.3 else ""
+            self.note("checksum" + tail)
+            verify.append(f"        verify_checksum{tail}({args});")
+            update.append(f"        update_checksum{tail}({args});")
         def control(name: str, lines: list[str]) -> str:
             return (f"control {name}(inout H hdr, inout M m) {{\n    apply {{\n"
                     + "\n".join(lines) + "\n    }\n}\n")

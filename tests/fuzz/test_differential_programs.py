@@ -62,7 +62,8 @@ FEATURES = (
     "deparser reordered", "if", "assignment", "slice assignment", "op+", "op-", "op*",
     "op&", "op|", "op^", "op<<", "op>>", "unary~", "unary-", "slice", "concat", "cast",
     "mux", "saturating", "compare", "signed compare", "signed field", "width<=8",
-    "width<=32", "width<=64")
+    "width<=32", "width<=64", "checksum_with_payload", "hash crc16", "hash crc32",
+    "hash csum16", "hash identity", "hash xor16")
 """Every construct the generator is meant to write, each counted in
 ``Case.used``."""
 
@@ -95,7 +96,8 @@ def test_fifty_programs_use_every_construct_listed() -> None:
                  ": lpm;", ": ternary;", ": exact;", "recirculate_preserving_field_list(",
                  "resubmit_preserving_field_list(", "clone_preserving_field_list(",
                  "CloneType.E2E", "mark_to_drop(sm)", "direct_counter(", ".apply().hit",
-                 ".apply().action_run", "int<", "bit<64>", "bit<1>", " ++ ", " |+| "):
+                 ".apply().action_run", "int<", "bit<64>", "bit<1>", " ++ ", " |+| ",
+                 "update_checksum_with_payload(", "hash("):
         assert word in text, word
     assert sum(len(c.entries) for c in programs) > 200
 
