@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,13 +54,15 @@ class Header:
 @dataclass
 class TableEntry:
     """One entry: ``keys`` maps a key's name to ("exact", v),
-    ("lpm", v, prefix_len) or ("ternary", v, mask)."""
+    ("lpm", v, prefix_len), ("ternary", v, mask) or ("range", lo, hi);
+    ``default``: the table's default action instead (no keys)."""
 
     table: str
     keys: dict[str, tuple]
     action: str
     args: list[int]
     priority: int | None = None
+    default: bool = False
 
 
 @dataclass
@@ -409,17 +410,19 @@ class Generator:
         vars_ = [v for v in self.scope_vars(valid, egress) if v.name != "sm.instance_type"]
         nkeys = rng.randint(1, min(3, len(vars_)))
         keys: list[tuple[Var, str]] = []
-        kinds = ["exact", "ternary", "lpm"]
+        kinds = ["exact", "exact", "ternary", "lpm", "range"]
         for v in rng.sample(vars_, nkeys):
             kind = rng.choice(kinds)
             if kind == "lpm":
                 kinds.remove("lpm")  # one lpm key a table
+            if kind == "range" and v.ty.signed:
+                kind = "ternary"  # a range of int<W> is not one of its bit-strings
             keys.append((v, kind))
             self.note("key " + kind)
             if v.name.startswith("m."):
                 self.note("metadata key")
         actions = [self.make_action(control, valid, egress) for _ in range(rng.randint(1, 3))]
-        ternary = any(k == "ternary" for _, k in keys)
+        ternary = any(k in ("ternary", "range") for _, k in keys)
         table = _Table(f"{prefix}.{name}", keys, actions, ternary)
         self.tables.append(table)
         self._declare_table(control, name, table)
@@ -518,6 +521,11 @@ class Generator:
             args = [width_value(rng, t.width) for t in ptys]
             prio = 100 - n if table.ternary else None
             self.entries.append(TableEntry(table.name, keys, action, args, prio))
+        if rng.random() < 0.25:
+            self.note("set default")
+            action, ptys = rng.choice(table.actions)
+            args = [width_value(rng, t.width) for t in ptys]
+            self.entries.append(TableEntry(table.name, {}, action, args, default=True))
 
     def _key(self, v: Var, kind: str) -> tuple:
         rng, w = self.rng, v.ty.width
@@ -528,6 +536,9 @@ class Generator:
             plen = rng.randint(0, w)
             keep = ((1 << w) - 1) ^ ((1 << (w - plen)) - 1)
             return ("lpm", value & keep, plen)
+        if kind == "range":
+            spread = rng.choice([0, 1, rng.getrandbits(max(1, w // 2))])
+            return ("range", max(0, value - spread), min((1 << w) - 1, value + spread))
         mask = rng.choice([(1 << w) - 1, rng.getrandbits(w), 0])
         return ("ternary", value & mask, mask)
 
@@ -814,6 +825,8 @@ def stf_key(spec: tuple) -> str:
         return str(spec[1])
     if spec[0] == "lpm":
         return f"{spec[1]}/{spec[2]}"
+    if spec[0] == "range":
+        return f"{spec[1]}->{spec[2]}"
     return f"{spec[1]}&&&{spec[2]}"
 
 
@@ -825,17 +838,15 @@ def stf_text(case: Case, outputs: list[list[tuple[int, bytes]]]) -> str:
     for e in case.entries:
         keys = " ".join(f"{k}:{stf_key(v)}" for k, v in e.keys.items())
         prio = f" {e.priority}" if e.priority is not None else ""
-        params = ", ".join(f"p{j}:{a}" for j, a in enumerate(e.args))
-        lines.append(f"add {e.table}{prio} {keys} {e.action}({params})")
+        call = f"{e.action}(" + ", ".join(f"p{j}:{a}" for j, a in enumerate(e.args)) + ")"
+        if e.default:
+            lines.append(f"setdefault {e.table} {call}")
+        else:
+            lines.append(f"add {e.table}{prio} {keys} {call}")
     for (port, data), outs in zip(case.packets, outputs):
         lines.append(f"packet {port} {data.hex()}")
         lines += [f"expect {p} {d.hex()} $" for p, d in outs]
     return "\n".join(lines) + "\n"
-
-
-def cases(seeds: Iterator[int]) -> Iterator[Case]:
-    for seed in seeds:
-        yield generate(seed)
 
 
 def main(argv: list[str]) -> int:

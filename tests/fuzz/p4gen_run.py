@@ -22,7 +22,7 @@ from dataplane.compiler.frontend.parser import parse_file
 from dataplane.compiler.pipeline import CompiledProgram, compile_program, native_job
 from dataplane.runtime.externs import CounterArray, RegisterArray
 from dataplane.runtime.switch import Switch
-from dataplane.runtime.tables import Exact, Lpm, Ternary
+from dataplane.runtime.tables import Exact, Lpm, RangeMatch, Ternary
 from fastpath import loader
 from fastpath.build import build_all, compiler
 
@@ -103,6 +103,8 @@ def match_spec(spec: tuple) -> Any:
         return Exact(spec[1])
     if spec[0] == "lpm":
         return Lpm(spec[1], spec[2])
+    if spec[0] == "range":
+        return RangeMatch(spec[1], spec[2])
     return Ternary(spec[1], spec[2])
 
 
@@ -120,6 +122,9 @@ def configure(sw: Switch, case: Case) -> list[str]:
 
 
 def add_entry(sw: Switch, e: TableEntry) -> None:
+    if e.default:
+        sw.table_set_default(e.table, e.action, e.args)
+        return
     sw.table_add(e.table, {k: match_spec(v) for k, v in e.keys.items()}, e.action,
                  e.args, e.priority)
 
