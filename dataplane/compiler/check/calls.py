@@ -21,6 +21,7 @@ from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.types import (
     BitT,
     BlockT,
+    DontCareT,
     EnumT,
     ExternT,
     HeaderT,
@@ -29,6 +30,7 @@ from dataplane.compiler.frontend.types import (
     StructLikeT,
     Type,
     TypeVarT,
+    UnionT,
     VarbitT,
     VoidT,
     strip,
@@ -256,7 +258,8 @@ def _method(ck: Checker, base: Type | None, f: ast.Member, e: ast.Call) -> Type 
         if f.name != "apply":
             raise err(f, f"{b.kind} {b.name} has no method '{f.name}' (only apply)")
         decl = b.decl
-        _bind(ck, getattr(decl, "params", []), e, [], f"{b.name}.apply")
+        _bind(ck, getattr(decl, "params", []), e, ck.apply_types(f.expr, decl),
+              f"{b.name}.apply")
         return VoidT()
     ht = header_method(b, f.name)
     if ht is not None:
@@ -285,12 +288,19 @@ def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type 
     _bind(ck, m.params, e, ptypes, f"{t.name}.{f.name}")
     if len(e.args) < len(m.params):
         ck.facts.optional_left_out.append((e, f"{t.name}.{f.name}"))
+    if t.name == "packet_out" and f.name == "emit" and e.args:
+        et = known(ck.facts.types.get(id(e.args[0].value)))
+        if et is not None and not _emittable(et):
+            raise err(e.args[0].value, f"emit takes a header, a header stack or union, or a "
+                                       f"struct of those, not a value of type {et}")
     if t.name == "packet_in" and f.name == "lookahead" and e.type_args:
         la = ck.res.resolve(e.type_args[0], ck.scope)
         if _has_varbit(known(la)):
             raise err(e, f"lookahead<{la}>: its type must have a fixed width (no varbit)")
     if t.name == "packet_in" and f.name == "extract" and e.args:
         ht = known(ck.facts.types.get(id(e.args[0].value)))
+        if ht is not None and not isinstance(ht, HeaderT | DontCareT):
+            raise err(e.args[0].value, f"extract takes a header, not a value of type {ht}")
         if isinstance(ht, HeaderT):
             ck.facts.extracts.append((e, ht))
     if t.name == "direct_meter" and f.name == "read" and isinstance(f.expr, ast.Name):
@@ -307,3 +317,17 @@ def _has_varbit(t: Type | None) -> bool:
     if isinstance(t, StructLikeT):
         return any(_has_varbit(known(ft)) for _, ft in t.fields)
     return isinstance(t, StackT) and _has_varbit(known(t.elem))
+
+
+def _emittable(t: Type) -> bool:
+    """What a deparser emits (spec 16.1)."""
+    if isinstance(t, HeaderT | UnionT):
+        return True
+    if isinstance(t, StackT):
+        return _emittable(known(t.elem) or t.elem)
+    if isinstance(t, StructLikeT):
+        return all(known(ft) is None or _emittable(known(ft)) for _, ft in t.fields)
+    return False
+
+
+bind_arguments = _bind

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from dataplane.compiler.check.blocks import BlockRules
 from dataplane.compiler.check.calls import constructor_args
 from dataplane.compiler.check.decls import DeclRules
 from dataplane.compiler.check.env import (
@@ -70,7 +71,7 @@ def checked(program: ast.Program) -> Checker:
     return checker
 
 
-class Checker(ExprRules, StmtRules, TableRules, DeclRules):
+class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
     def __init__(self, program: ast.Program) -> None:
         self.program = program
         self.error = ErrorT([m for d in program.decls if isinstance(d, ast.ErrorDecl)
@@ -81,6 +82,8 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules):
         self.ctx = Context("top")
         self.main: ast.Instantiation | None = None
         self.block: ast.Decl | None = None  # the parser or control being checked
+        self.bound: dict[str, Type] = {}
+        self.specialized: set[tuple] = set()
 
     @contextmanager
     def nested(self, ctx: Context | None = None) -> Iterator[Scope]:
@@ -217,7 +220,7 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules):
             return scope
         inner = scope.child()
         for n in type_params:
-            inner.names[n] = Entity(TYPE, None, TypeVarT(n))
+            inner.names[n] = Entity(TYPE, None, self.bound.get(n) or TypeVarT(n))
         return inner
 
     def params(self, params: list[ast.Param], into: Scope, read_only_plain: bool,
@@ -279,8 +282,11 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules):
     def d_Instantiation(self, d: ast.Instantiation, scope: Scope) -> None:  # noqa: N802
         t = self.res.resolve(d.type, scope)
         k = known(t)
+        bindings: dict[str, Type] = {}
         if isinstance(k, ExternT):
             constructor_args(self, d, k)
+        elif isinstance(k, BlockT) and k.kind != "package":
+            bindings = self.block_instance(d, k)
         else:
             for a in d.args:
                 self.expr(a.value)
@@ -296,7 +302,7 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules):
                          "externs and packages are)")
         elif k is not None and not isinstance(k, BlockT | ExternT):
             raise err(d, f"cannot instantiate {t}: not an extern, parser, control or package")
-        scope.declare(d.name, Entity(INSTANCE, d, t), d)
+        scope.declare(d.name, Entity(INSTANCE, d, t, bindings or None), d)
 
     def d_ValueSetDecl(self, d: ast.ValueSetDecl, scope: Scope) -> None:  # noqa: N802
         t = self.res.resolve(d.type, scope)
@@ -375,7 +381,9 @@ def _ends(states: dict[str, ast.ParserState]) -> bool:
         if name in ("accept", "reject"):
             return True
         st = states.get(name)
-        if name in seen or st is None:
+        if st is None:
+            return True  # no such state: the transition's own rule reports it
+        if name in seen:
             continue
         seen.add(name)
         if st.transition is None:

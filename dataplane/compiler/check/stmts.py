@@ -223,10 +223,10 @@ class StmtRules:
         parts = [x.value, x.mask] if isinstance(x, ast.Mask) else (
             [x.lo, x.hi] if isinstance(x, ast.Range) else [x])
         for p in parts:
-            self.known_label(p, what)
             if isinstance(x, ast.Mask) and p is x.mask and isinstance(known(kt), EnumT):
                 kt = known(kt).underlying or kt  # a serializable enum's mask is a bit-string
             pt = self.expr(p, kt)
+            self.known_label(p, what)
             if isinstance(p, ast.Name) and self.scope.lookup(p.name) is not None and \
                     self.scope.lookup(p.name).kind == VALUE_SET:  # type: ignore[union-attr]
                 continue

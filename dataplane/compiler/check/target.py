@@ -115,6 +115,9 @@ def _tables(program: ast.Program) -> list[ast.TableDecl]:
 
 def _extern_object(d: ast.Instantiation, ck: Checker) -> None:
     t = _instance_type(d, ck)
+    if isinstance(t, BlockT) and getattr(t.decl, "type_params", None) and t.kind != "package":
+        raise unsupported(d, f"an instance of the generic {t.kind} {t.name} (a {t.kind} "
+                             "with type parameters)")
     if isinstance(t, ExternT) and t.name == "register" and isinstance(d.type, ast.SpecializedType):
         cell = _cell_type(d.type, ck)
         if cell is not None and not isinstance(cell, BitT | BoolT | EnumT):

@@ -59,7 +59,7 @@ class TypeResolver:
 
     def instance(self, base: StructLikeT, args: list[Type], ref: ast.TypeRef) -> StructLikeT:
         """``S<T1, ...>``: the generic struct with its parameters bound, a
-        type of its own (spec 7.2.5 and 7.3: checked per instance)."""
+        type of its own (spec 7.2.6 and 7.2.12: checked per instance)."""
         params = self.generics[id(base)]
         if len(params) != len(args):
             raise P4SemanticError(f"{base.name} takes {len(params)} type argument(s), got "
