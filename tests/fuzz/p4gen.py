@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from p4gen_exprs import Const, Expr, ExprGen, Ty, Var, random_width, width_value
+from p4gen_exprs import Const, Expr, ExprGen, Flag, Ty, Var, random_width, width_value
 
 SESSIONS = {1: 5, 2: 6, 3: 7}
 """Clone sessions the control plane configures (session -> port); a
@@ -138,6 +138,7 @@ class Generator:
         self.headers: list[Header] = []
         self.parsed: list[int] = []
         self.meta: list[tuple[str, Ty]] = []
+        self.bools: list[str] = []
         self.pools: dict[str, list[int]] = {}
         self.tables: list[_Table] = []
         self.decls: list[str] = []
@@ -211,6 +212,16 @@ class Generator:
         for j in range(rng.randint(2, 5)):
             signed = rng.random() < 0.15
             self.meta.append((f"m{j}", Ty(random_width(rng, 2 if signed else 1), signed)))
+        self.bools = [f"b{j}" for j in range(rng.choice([0, 1, 1, 2]))]
+
+    def flags(self) -> list[Flag]:
+        """Booleans any code may read: the bool metadata, and every header's
+        validity."""
+        return [Flag(f"m.{b}") for b in self.bools] + [
+            Flag(f"hdr.{h.name}.isValid()") for h in self.headers]
+
+    def exprs(self, names: list[Var]) -> ExprGen:
+        return ExprGen(self.rng, names, self.used, self.flags())
 
     def meta_vars(self) -> list[Var]:
         return [Var(f"m.{n}", t) for n, t in self.meta]
@@ -222,7 +233,7 @@ class Generator:
             out.append(f"header {h.name}_t {{ {body} }}")
         inst = " ".join(f"{h.name}_t {h.name};" for h in self.headers)
         out.append(f"struct H {{ {inst} }}")
-        meta = " ".join(f"{t.p4} {n};" for n, t in self.meta)
+        meta = " ".join([f"{t.p4} {n};" for n, t in self.meta] + [f"bool {b};" for b in self.bools])
         out.append("struct M { " + meta + " @field_list(1) bit<8> rc; @field_list(2) bit<8> rs; "
                    + " ".join(self.decls) + " }")
         return "\n".join(out) + "\n"
@@ -348,7 +359,7 @@ class Generator:
                    params: list[Var] = (), depth: int = 2) -> None:  # type: ignore[assignment]
         """``count`` random statements over the fields of headers ``valid``."""
         rng = self.rng
-        gen = ExprGen(rng, self.scope_vars(valid, egress) + list(params), self.used)
+        gen = self.exprs(self.scope_vars(valid, egress) + list(params))
         lhs = self.writable(valid)
         for _ in range(count):
             pick = rng.random()
@@ -371,8 +382,25 @@ class Generator:
                     out.close()
             elif pick < 0.32:
                 self.hash(gen, lhs, out)
+            elif pick < 0.38 and self.bools:
+                self.note("bool assignment")
+                out.add(f"m.{rng.choice(self.bools)} = {gen.cond().p4()};")
+            elif pick < 0.46:
+                local = self.local(gen, out)
+                lhs = lhs + [local]
             else:
                 self.assign(gen, lhs, out)
+
+    def local(self, gen: ExprGen, out: _Block) -> Var:
+        """A local variable, initialized; later statements of the block
+        read and write it."""
+        rng = self.rng
+        signed = rng.random() < 0.15
+        v = Var(self.fresh("l"), Ty(random_width(rng, 2 if signed else 1), signed))
+        self.note("local")
+        out.add(f"{v.ty.p4} {v.name} = {gen.expr(v.ty).p4()};")
+        gen.names.append(v)
+        return v
 
     HASHES = ("crc16", "crc32", "csum16", "identity", "xor16")
 
@@ -504,6 +532,11 @@ class Generator:
             self.statements(valid, body, 1, egress, depth=0)
             body.close()
             body.close()
+        if rng.random() < 0.15:
+            self.note("direct action call")
+            action, ptys = rng.choice(table.actions)
+            args = ", ".join(Const(width_value(rng, t.width), t).p4() for t in ptys)
+            body.add(f"{action}({args});")
         body.close()
 
     def _entries(self, table: _Table) -> None:
@@ -554,6 +587,7 @@ class Generator:
             extra = [i for i in self.parsed[1:] if rng.random() < 0.3]
             self.make_table(control, body, [0] + extra)
         self.guarded(body, rng.randint(0, 3))
+        self.maybe_exit(body)
         if rng.random() < 0.7:
             self.register(control, body, [0])
         if rng.random() < 0.6:
@@ -569,7 +603,7 @@ class Generator:
             self.note("resubmit")
             # Only a packet as it first came in: a recirculated one keeps
             # m.rc alone (field list 1), so a resubmit of it would forget it.
-            cond = ExprGen(rng, self.scope_vars([]), self.used).cond().p4()
+            cond = self.exprs(self.scope_vars([])).cond().p4()
             body.open(f"if (sm.instance_type == 32w0 && m.rs == 8w0 && {cond})")
             body.add("m.rs = 8w1;")
             body.add("resubmit_preserving_field_list(8w2);")
@@ -577,6 +611,14 @@ class Generator:
         self._valid_changes(body)
         return ("control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
                 + control.text + "\n    apply {\n" + body.text + "\n    }\n}\n")
+
+    def maybe_exit(self, body: _Block, egress: bool = False) -> None:
+        """Sometimes ``exit`` under a condition: the rest of the control is skipped."""
+        if self.rng.random() < 0.15:
+            self.note("exit")
+            body.open(f"if {self.exprs(self.scope_vars([], egress)).cond().p4()}")
+            body.add("exit;")
+            body.close()
 
     def register(self, control: _Block, body: _Block, valid: list[int]) -> None:
         """Read, change and write one cell at an index computed in range."""
@@ -589,7 +631,7 @@ class Generator:
         control.add(f"register<{ty.p4}>({1 << bits}) {name};")
         tmp = f"{name}_v"
         self.decls.append(f"{ty.p4} {tmp};")
-        gen = ExprGen(rng, self.scope_vars(valid) + [Var(f"m.{tmp}", ty)], self.used)
+        gen = self.exprs(self.scope_vars(valid) + [Var(f"m.{tmp}", ty)])
         index = f"((bit<32>){gen.expr(Ty(bits), 2).p4()})"
         guard = " && ".join(f"hdr.{self.headers[i].name}.isValid()" for i in valid)
         body.open(f"if ({guard})")
@@ -604,7 +646,7 @@ class Generator:
         bits = rng.randint(1, 3)
         self.note("counter")
         control.add(f"counter({1 << bits}, CounterType.packets_and_bytes) {name};")
-        gen = ExprGen(rng, self.scope_vars(valid), self.used)
+        gen = self.exprs(self.scope_vars(valid))
         guard = " && ".join(f"hdr.{self.headers[i].name}.isValid()" for i in valid)
         body.open(f"if ({guard})")
         body.add(f"{name}.count((bit<32>){gen.expr(Ty(bits), 2).p4()});")
@@ -617,7 +659,7 @@ class Generator:
             h = self.headers[rng.choice(self.parsed[1:])]
             if h.csum is None:
                 self.note("setInvalid")
-                gen = ExprGen(rng, self.meta_vars(), self.used)
+                gen = self.exprs(self.meta_vars())
                 body.open(f"if {gen.cond().p4()}")
                 body.add(f"hdr.{h.name}.setInvalid();")
                 body.close()
@@ -629,6 +671,7 @@ class Generator:
         self.guarded(body, rng.randint(0, 2), egress=True)
         if rng.random() < 0.5:
             self.make_table(control, body, [0], egress=True)
+        self.maybe_exit(body, egress=True)
         if rng.random() < 0.3:
             body.open("if (sm.instance_type == 32w0)")
             self.clone(body, "E2E")
@@ -638,7 +681,7 @@ class Generator:
             self._make_valid(body, i)
         if rng.random() < 0.3:
             self.note("recirculate")
-            gen = ExprGen(rng, self.scope_vars([], True), self.used)
+            gen = self.exprs(self.scope_vars([], True))
             # Clones (instance types 1 and 2 here) never recirculate: a
             # plain clone's m.rc is 0 again, and a recirculated packet's
             # instance type in egress is 0, as any unicast packet's.
@@ -653,7 +696,7 @@ class Generator:
     def _make_valid(self, body: _Block, i: int) -> None:
         """setValid with every field assigned (a new header holds nothing else)."""
         h = self.headers[i]
-        gen = ExprGen(self.rng, self.scope_vars([], True), self.used)
+        gen = self.exprs(self.scope_vars([], True))
         self.note("setValid")
         body.open(f"if (!hdr.{h.name}.isValid())")
         body.add(f"hdr.{h.name}.setValid();")

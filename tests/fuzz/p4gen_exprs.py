@@ -7,7 +7,7 @@ arithmetic on ``bit<W>`` and ``int<W>``)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 MAX_WIDTH = 64
@@ -228,6 +228,49 @@ class Mux(OfOperand):
         return self.a.eval(env) if self.c.eval(env) else self.b.eval(env)
 
 
+@dataclass(frozen=True)
+class Flag(Expr):
+    """A boolean read as it is: a bool field or ``h.isValid()``."""
+
+    name: str
+    ty: Ty = BOOL
+
+    def p4(self) -> str:
+        return f"({self.name})"  # as a comparison is: an if's whole condition
+
+    def eval(self, env: Mapping[str, int]) -> int:
+        return int(bool(env[self.name]))
+
+
+@dataclass(frozen=True)
+class Logic(Expr):
+    """``&&`` and ``||`` (short-circuit: the same value either way here)."""
+
+    op: str
+    a: Expr
+    b: Expr
+    ty: Ty = BOOL
+
+    def p4(self) -> str:
+        return f"({self.a.p4()} {self.op} {self.b.p4()})"
+
+    def eval(self, env: Mapping[str, int]) -> int:
+        x, y = self.a.eval(env), self.b.eval(env)
+        return int(x and y) if self.op == "&&" else int(x or y)
+
+
+@dataclass(frozen=True)
+class Not(Expr):
+    a: Expr
+    ty: Ty = BOOL
+
+    def p4(self) -> str:
+        return f"(!{self.a.p4()})"
+
+    def eval(self, env: Mapping[str, int]) -> int:
+        return int(not self.a.eval(env))
+
+
 def has_var(e: Expr) -> bool:
     """Whether ``e`` reads a variable (else it is a compile-time constant)."""
     if isinstance(e, Var):
@@ -280,10 +323,12 @@ def random_width(rng: random.Random, lo: int = 1) -> int:
 class ExprGen:
     """Random expressions of a wanted type over a set of variables."""
 
-    def __init__(self, rng: random.Random, names: list[Var], used: dict[str, int]) -> None:
+    def __init__(self, rng: random.Random, names: list[Var], used: dict[str, int],
+                 flags: Sequence[Flag] = ()) -> None:
         self.rng = rng
         self.names = names
         self.used = used  # construct -> count, for the coverage test
+        self.flags = list(flags)
 
     def note(self, what: str) -> None:
         self.used[what] = self.used.get(what, 0) + 1
@@ -369,8 +414,24 @@ class ExprGen:
         self.note("mux")
         return Mux(self.cond(depth), self.expr(ty, depth), self.expr(ty, depth))
 
-    def cond(self, depth: int = 2) -> Cmp:
-        """A comparison of two expressions of one random type."""
+    def cond(self, depth: int = 2) -> Expr:
+        """A boolean: mostly a comparison of two expressions of one random
+        type, else a flag, or conditions joined by ``&&``, ``||``, ``!``."""
+        rng = self.rng
+        pick = rng.random()
+        if pick < 0.12 and self.flags:
+            self.note("bool read")
+            return rng.choice(self.flags)
+        if pick < 0.24 and depth > 0:
+            op = rng.choice(["&&", "||"])
+            self.note("op" + op)
+            return Logic(op, self.cond(depth - 1), self.cond(depth - 1))
+        if pick < 0.3 and depth > 0:
+            self.note("op!")
+            return Not(self.cond(depth - 1))
+        return self.compare(depth)
+
+    def compare(self, depth: int) -> Cmp:
         rng = self.rng
         ty = rng.choice([v.ty for v in self.names]) if self.names and rng.random() < 0.7 \
             else Ty(random_width(rng))

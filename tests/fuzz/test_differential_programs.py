@@ -64,7 +64,8 @@ FEATURES = (
     "op&", "op|", "op^", "op<<", "op>>", "unary~", "unary-", "slice", "concat", "cast",
     "mux", "saturating", "compare", "signed compare", "signed field", "width<=8",
     "width<=32", "width<=64", "checksum_with_payload", "hash crc16", "hash crc32",
-    "hash csum16", "hash identity", "hash xor16")
+    "hash csum16", "hash identity", "hash xor16", "bool read", "bool assignment", "op&&",
+    "op||", "op!", "local", "exit", "direct action call")
 """Every construct the generator is meant to write, each counted in
 ``Case.used``."""
 
