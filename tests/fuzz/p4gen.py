@@ -35,6 +35,9 @@ from p4gen_exprs import Const, Expr, ExprGen, Flag, Ty, Var, random_width, width
 SESSIONS = {1: 5, 2: 6, 3: 7}
 """Clone sessions the control plane configures (session -> port); a
 program also clones to session 4, which is never configured."""
+MULTICAST = {1: [(1, [1, 2]), (2, [3])], 2: [(5, [0, 4])]}
+"""Multicast groups the control plane creates: group -> nodes (rid,
+ports); a program also sends to group 3, which has none."""
 RECIRC_BOUND = 2
 """How many times one packet may recirculate (``m.rc`` counts them)."""
 
@@ -74,6 +77,7 @@ class Case:
     packets: list[tuple[int, bytes]]
     used: dict[str, int]
     """Constructs the program uses (construct -> count), for coverage."""
+    multicast: dict[int, list[tuple[int, list[int]]]] = field(default_factory=dict)
     expected: list[bytes | None] = field(default_factory=list)
     """``arith_case``: each packet's output as Python computes it."""
 
@@ -333,7 +337,7 @@ class Generator:
         out = [v for i in valid for v in self.header_vars(i)] + self.meta_vars()
         std = [("ingress_port", 9), ("instance_type", 32)]
         if egress:
-            std.append(("egress_port", 9))
+            std += [("egress_port", 9), ("egress_rid", 16)]
         out += [Var(f"sm.{n}", Ty(w)) for n, w in std]
         return out
 
@@ -475,6 +479,9 @@ class Generator:
             control.add(f"sm.egress_spec = 9w{rng.randint(0, 3)};")
         elif extra < 0.55 and not egress:
             self.clone(control, "I2E")
+        elif extra < 0.62 and not egress:
+            self.note("multicast")
+            control.add(f"sm.mcast_grp = 16w{rng.choice([1, 1, 2, 3])};")
         control.close()
         return name, ptys
 
@@ -672,6 +679,9 @@ class Generator:
         if rng.random() < 0.5:
             self.make_table(control, body, [0], egress=True)
         self.maybe_exit(body, egress=True)
+        if rng.random() < 0.1:
+            self.note("truncate")
+            body.add(f"truncate(32w{rng.randint(1, 40)});")
         if rng.random() < 0.3:
             body.open("if (sm.instance_type == 32w0)")
             self.clone(body, "E2E")
@@ -789,7 +799,8 @@ class Generator:
                    + verify + ingress + egress + compute + deparser
                    + "V1Switch(P(), V(), I(), E(), C(), D()) main;\n")
         pkts = [self.packet() for _ in range(packets)]
-        return Case(self.seed, program, self.entries, dict(SESSIONS), pkts, self.used)
+        return Case(self.seed, program, self.entries, dict(SESSIONS), pkts, self.used,
+                    dict(MULTICAST))
 
 
 def generate(seed: int, packets: int = 40) -> Case:
@@ -840,7 +851,7 @@ def arith_case(seed: int, packets: int = 30) -> Case:
                    + ([(pad, 0)] if pad else []))
         cases.append((0, head + payload))
         expected.append(head + out + payload)
-    return Case(seed, program, [], {}, cases, used, expected)
+    return Case(seed, program, [], {}, cases, used, {}, expected)
 
 
 def arith_program(ins: Header, out_fields: list[tuple[str, Ty]], lines: list[str]) -> str:
@@ -878,6 +889,13 @@ def stf_text(case: Case, outputs: list[list[tuple[int, bytes]]]) -> str:
     packet's, as intbed's engine emitted them)."""
     lines = [f"# p4gen seed {case.seed}: a generated program; expectations from intbed's engine"]
     lines += [f"mirroring_add {s} {p}" for s, p in case.mirrors.items()]
+    handle = 0
+    for group, nodes in case.multicast.items():
+        lines.append(f"mc_mgrp_create {group}")
+        for rid, ports in nodes:
+            lines.append(f"mc_node_create {rid} " + " ".join(map(str, ports)))
+            lines.append(f"mc_node_associate {group} {handle}")
+            handle += 1
     for e in case.entries:
         keys = " ".join(f"{k}:{stf_key(v)}" for k, v in e.keys.items())
         prio = f" {e.priority}" if e.priority is not None else ""

@@ -109,9 +109,13 @@ def match_spec(spec: tuple) -> Any:
 
 
 def configure(sw: Switch, case: Case) -> list[str]:
-    """Sessions and entries; what the switch refused, as text."""
+    """Sessions, multicast groups and entries; what the switch refused, as text."""
     for session, port in case.mirrors.items():
         sw.mirroring_add(session, port)
+    for group, nodes in case.multicast.items():
+        sw.mc_group_create(group)
+        for rid, ports in nodes:
+            sw.mc_node_associate(group, sw.mc_node_create(rid, ports))
     refused = []
     for e in case.entries:
         try:
