@@ -39,6 +39,7 @@ MULTICAST = {1: [(1, [1, 2]), (2, [3])], 2: [(5, [0, 4])]}
 """Multicast groups the control plane creates: group -> nodes (rid,
 ports); a program also sends to group 3, which has none."""
 RECIRC_BOUND = 2
+BOOL_FIELD = Ty(1, boolean=True)
 """How many times one packet may recirculate (``m.rc`` counts them)."""
 
 
@@ -176,12 +177,18 @@ class Generator:
                                      else "<=64"))
                 if ty.signed:
                     self.note("signed field")
+                if ty.boolean:
+                    self.note("bool field")
 
     def _header(self, name: str, nfields: int) -> Header:
         rng = self.rng
         fields = []
         for j in range(nfields):
-            signed = rng.random() < 0.1
+            kind = rng.random()
+            if kind < 0.07:
+                fields.append((f"f{j}", BOOL_FIELD))
+                continue
+            signed = kind < 0.17
             fields.append((f"f{j}", Ty(random_width(rng, 2 if signed else 1), signed)))
         rest = -sum(t.width for _, t in fields) % 8
         if rest:
@@ -207,9 +214,14 @@ class Generator:
         fields.insert(at, ("csum", Ty(16)))
         return Header(name, fields, csum="csum")
 
-    def header_vars(self, i: int) -> list[Var]:
+    def header_vars(self, i: int, bools: bool = False) -> list[Var]:
+        """Header ``i``'s fields of bit<W> and int<W> (with ``bools``, all)."""
         h = self.headers[i]
-        return [Var(f"hdr.{h.name}.{f}", t) for f, t in h.fields]
+        return [Var(f"hdr.{h.name}.{f}", t) for f, t in h.fields if bools or not t.boolean]
+
+    def header_flags(self, valid: list[int]) -> list[str]:
+        """The bool fields of the headers ``valid``."""
+        return [v.name for i in valid for v in self.header_vars(i, True) if v.ty.boolean]
 
     def make_meta(self) -> None:
         rng = self.rng
@@ -218,14 +230,15 @@ class Generator:
             self.meta.append((f"m{j}", Ty(random_width(rng, 2 if signed else 1), signed)))
         self.bools = [f"b{j}" for j in range(rng.choice([0, 1, 1, 2]))]
 
-    def flags(self) -> list[Flag]:
-        """Booleans any code may read: the bool metadata, and every header's
-        validity."""
+    def flags(self, valid: list[int]) -> list[Flag]:
+        """Booleans code may read: the bool metadata, every header's
+        validity and the bool fields of the headers ``valid``."""
         return [Flag(f"m.{b}") for b in self.bools] + [
-            Flag(f"hdr.{h.name}.isValid()") for h in self.headers]
+            Flag(f"hdr.{h.name}.isValid()") for h in self.headers] + [
+            Flag(name) for name in self.header_flags(valid)]
 
-    def exprs(self, names: list[Var]) -> ExprGen:
-        return ExprGen(self.rng, names, self.used, self.flags())
+    def exprs(self, names: list[Var], valid: list[int] = []) -> ExprGen:  # noqa: B006
+        return ExprGen(self.rng, names, self.used, self.flags(valid))
 
     def meta_vars(self) -> list[Var]:
         return [Var(f"m.{n}", t) for n, t in self.meta]
@@ -285,6 +298,9 @@ class Generator:
             self.gotos[i] = rng.choice(later)
             return f"parse_{self.headers[self.gotos[i]].name};"
         vars_ = self.header_vars(i)
+        if not vars_:  # bool fields alone
+            self.gotos[i] = later[0]
+            return f"parse_{self.headers[later[0]].name};"
         keys = rng.sample(vars_, 2 if len(vars_) > 1 and rng.random() < 0.3 else 1)
         self.note("select tuple" if len(keys) > 1 else "select")
         cases: list[tuple[list[tuple], str]] = []
@@ -363,7 +379,7 @@ class Generator:
                    params: list[Var] = (), depth: int = 2) -> None:  # type: ignore[assignment]
         """``count`` random statements over the fields of headers ``valid``."""
         rng = self.rng
-        gen = self.exprs(self.scope_vars(valid, egress) + list(params))
+        gen = self.exprs(self.scope_vars(valid, egress) + list(params), valid)
         lhs = self.writable(valid)
         for _ in range(count):
             pick = rng.random()
@@ -386,9 +402,10 @@ class Generator:
                     out.close()
             elif pick < 0.32:
                 self.hash(gen, lhs, out)
-            elif pick < 0.38 and self.bools:
+            elif pick < 0.38 and (self.bools or self.header_flags(valid)):
                 self.note("bool assignment")
-                out.add(f"m.{rng.choice(self.bools)} = {gen.cond().p4()};")
+                dst = rng.choice([f"m.{b}" for b in self.bools] + self.header_flags(valid))
+                out.add(f"{dst} = {gen.cond().p4()};")
             elif pick < 0.46:
                 local = self.local(gen, out)
                 lhs = lhs + [local]
@@ -638,7 +655,7 @@ class Generator:
         control.add(f"register<{ty.p4}>({1 << bits}) {name};")
         tmp = f"{name}_v"
         self.decls.append(f"{ty.p4} {tmp};")
-        gen = self.exprs(self.scope_vars(valid) + [Var(f"m.{tmp}", ty)])
+        gen = self.exprs(self.scope_vars(valid) + [Var(f"m.{tmp}", ty)], valid)
         index = f"((bit<32>){gen.expr(Ty(bits), 2).p4()})"
         guard = " && ".join(f"hdr.{self.headers[i].name}.isValid()" for i in valid)
         body.open(f"if ({guard})")
@@ -653,7 +670,7 @@ class Generator:
         bits = rng.randint(1, 3)
         self.note("counter")
         control.add(f"counter({1 << bits}, CounterType.packets_and_bytes) {name};")
-        gen = self.exprs(self.scope_vars(valid))
+        gen = self.exprs(self.scope_vars(valid), valid)
         guard = " && ".join(f"hdr.{self.headers[i].name}.isValid()" for i in valid)
         body.open(f"if ({guard})")
         body.add(f"{name}.count((bit<32>){gen.expr(Ty(bits), 2).p4()});")
@@ -710,8 +727,9 @@ class Generator:
         self.note("setValid")
         body.open(f"if (!hdr.{h.name}.isValid())")
         body.add(f"hdr.{h.name}.setValid();")
-        for v in self.header_vars(i):
-            body.add(f"{v.name} = {gen.expr(v.ty, 2).p4()};")
+        for v in self.header_vars(i, bools=True):
+            value = gen.cond(1) if v.ty.boolean else gen.expr(v.ty, 2)
+            body.add(f"{v.name} = {value.p4()};")
         body.close()
 
     def checksums(self) -> tuple[str, str]:
@@ -819,7 +837,7 @@ def arith_case(seed: int, packets: int = 30) -> Case:
     used: dict[str, int] = {}
     ins = Generator(seed)._header("in", rng.randint(2, 6))
     inputs = [Var(f"hdr.i.{f}", t) for f, t in ins.fields]
-    gen = ExprGen(rng, inputs, used)
+    gen = ExprGen(rng, [v for v in inputs if not v.ty.boolean], used)
     results: list[tuple[str, Ty, Expr]] = []
     slices: list[tuple[int, int, int, Expr]] = []  # result, hi, lo, value
     for j in range(rng.randint(3, 8)):

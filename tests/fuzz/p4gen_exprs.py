@@ -19,9 +19,13 @@ class Ty:
 
     width: int
     signed: bool = False
+    boolean: bool = False
+    """``bool`` (a header's bool field: one bit in the packet)."""
 
     @property
     def p4(self) -> str:
+        if self.boolean:
+            return "bool"
         return f"{'int' if self.signed else 'bit'}<{self.width}>"
 
     @property

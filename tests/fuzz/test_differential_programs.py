@@ -65,7 +65,8 @@ FEATURES = (
     "mux", "saturating", "compare", "signed compare", "signed field", "width<=8",
     "width<=32", "width<=64", "checksum_with_payload", "hash crc16", "hash crc32",
     "hash csum16", "hash identity", "hash xor16", "bool read", "bool assignment", "op&&",
-    "op||", "op!", "local", "exit", "direct action call", "multicast", "truncate")
+    "op||", "op!", "local", "exit", "direct action call", "multicast", "truncate",
+    "bool field")
 """Every construct the generator is meant to write, each counted in
 ``Case.used``."""
 
