@@ -20,7 +20,10 @@ PARAMS = "15 Parameterization"
 
 PAIRS = [
     Pair(ACTIONS, "an action parameter has a width", "LOCALS",
-         "action a(in bit<8> v) { }", "action a(in int v) { }", "cannot have type int"),
+         "action a(bit<8> v) { }", "action a(int v) { }", "cannot have type int"),
+    Pair(ACTIONS, "an int parameter is directionless", "TOP",
+         "extern void f1(int v);", "extern void f1(in int v);",
+         "of type int is directionless"),
     Pair(ACTIONS, "an action parameter's type exists", "LOCALS",
          "action a(in bit<8> v) { }", "action a(in nosuch_t v) { }", "nosuch_t"),
     Pair(INVOKE_ACTION, "an action takes no type arguments", "APPLY",

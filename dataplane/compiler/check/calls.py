@@ -26,8 +26,10 @@ from dataplane.compiler.frontend.types import (
     ExternT,
     HeaderT,
     IntT,
+    ListT,
     StackT,
     StructLikeT,
+    TupleT,
     Type,
     TypeVarT,
     UnionT,
@@ -167,6 +169,10 @@ def _overload(ck: Checker, overloads: list, e: ast.Call, name: str) -> ast.Node:
     given = {a.name for a in e.args if a.name is not None}
     fits = [d for d in overloads if _arity_fits(d.params, e.args)
             and given <= {p.name for p in d.params}]
+    exact = [d for d in fits if len(d.params) == len(e.args)]
+    if len(exact) > 1:
+        raise err(e, f"the call of '{name}' is ambiguous: {len(exact)} declarations take "
+                     f"{len(e.args)} argument(s) (name the arguments)")
     if not fits:
         counts = sorted({len(d.params) for d in overloads})
         raise err(e, f"no declaration of '{name}' takes these {len(e.args)} argument(s) "
@@ -301,6 +307,10 @@ def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type 
         ht = known(ck.facts.types.get(id(e.args[0].value)))
         if ht is not None and not isinstance(ht, HeaderT | DontCareT):
             raise err(e.args[0].value, f"extract takes a header, not a value of type {ht}")
+        if isinstance(ht, HeaderT) and sum(isinstance(strip(ft), VarbitT)
+                                           for _, ft in ht.fields) > 1:
+            raise err(e.args[0].value, f"header {ht.name} has more than one varbit field, so "
+                                       "it cannot be extracted")
         if isinstance(ht, HeaderT):
             ck.facts.extracts.append((e, ht))
     if t.name == "direct_meter" and f.name == "read" and isinstance(f.expr, ast.Name):
@@ -320,8 +330,8 @@ def _has_varbit(t: Type | None) -> bool:
 
 
 def _emittable(t: Type) -> bool:
-    """What a deparser emits (spec 16.1)."""
-    if isinstance(t, HeaderT | UnionT):
+    """What a deparser emits (spec 16.1; p4c also takes lists and tuples)."""
+    if isinstance(t, HeaderT | UnionT | ListT | TupleT):
         return True
     if isinstance(t, StackT):
         return _emittable(known(t.elem) or t.elem)

@@ -164,14 +164,10 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
         if d.type_params:
             self.res.generics[id(t)] = list(d.type_params)
         seen: set[str] = set()
-        varbits = 0
         for f in d.fields:
             if f.name in seen:
                 raise err(f, f"{d.name} has two fields named '{f.name}'")
             seen.add(f.name)
-            varbits += isinstance(f.type, ast.VarbitType)
-            if varbits > 1 and cls is HeaderT:
-                raise err(f, f"header {d.name} has more than one varbit field")
             ft = self.res.resolve(f.type, inner)
             problem = field_problem(cls, ft)
             if problem is not None:
@@ -393,9 +389,9 @@ def _ends(states: dict[str, ast.ParserState]) -> bool:
 
 
 def field_problem(cls: type, ft: Type | None) -> str | None:
-    """Why a field of type ``ft`` may not stand in a header, union or struct
-    (spec 7.2.2, 7.2.5, 7.2.6 and 7.2.9, with p4c's additions: bool and structs of
-    bit-strings in headers), or None."""
+    """Why a field of type ``ft`` may not stand in a header (bit-strings,
+    bools, serializable enums and structs of those), a union (headers) or a
+    struct (spec 7.2.2, 7.2.5, 7.2.6 and 7.2.9), or None."""
     k = known(ft)
     if k is None:
         return None

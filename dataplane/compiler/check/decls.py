@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dataplane.compiler.check.env import INSTANCE, Scope
+from dataplane.compiler.check.env import INSTANCE, TYPE, Scope
 from dataplane.compiler.check.exprs import err
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.frontend import ast
@@ -41,6 +41,7 @@ class DeclRules:
             if name in seen:
                 raise err(d, f"type parameter '{name}' of {d.name} is declared twice")
             seen[name] = d
+        self.constructor_params(d, getattr(d, "ctor_params", []))
         for p in params:
             if p.name in seen:
                 raise err(p, f"parameter '{p.name}' of {d.name} duplicates an earlier "
@@ -48,17 +49,42 @@ class DeclRules:
             seen[p.name] = p
             self.parameter(d, p, self.generic(scope, getattr(d, "type_params", [])))
 
+    def constructor_params(self: Checker, d: ast.Decl, params: list[ast.Param]) -> None:
+        """Constructor parameters are directionless (spec 15)."""
+        for p in params:
+            if p.direction:
+                raise err(p, f"constructor parameter '{p.name}' of {d.name} cannot have a "
+                             "direction")
+
     def parameter(self: Checker, d: ast.Decl, p: ast.Param, scope: Scope) -> None:
         t = self.res.resolve(p.type, scope)
         k = known(t)
         if p.default is not None and p.direction in ("out", "inout"):
             raise err(p, f"{p.direction} parameter '{p.name}' cannot have a default value")
+        if p.direction and isinstance(k, IntT):
+            raise err(p, f"parameter '{p.name}' of type int is directionless")
+        if isinstance(k, BlockT) and isinstance(k.decl, ast.ParserDecl | ast.ControlDecl):
+            raise err(p, f"parameter '{p.name}' cannot have type {k.kind} {k.name} (a "
+                         f"declaration, not a {k.kind} type)")
+        if p.default is not None and not self.is_constant(p.default) and \
+                not self.constructed(p.default):
+            self.expr(p.default, t)
+            raise err(p.default, f"the default value of '{p.name}' must be a compile-time "
+                                 "known value")
         if p.direction and isinstance(k, ExternT | StringT):
             raise err(p, f"parameter '{p.name}' of type {t} cannot have a direction")
         if isinstance(d, ast.ActionDecl) and isinstance(k, IntT):
             raise err(p, f"action parameter '{p.name}' cannot have type int (give it a width)")
         if p.default is not None and k is not None:
             self.converts(self.expr(p.default, t), t, p.default)
+
+    def constructed(self: Checker, e: ast.Expr) -> bool:
+        """Whether ``e`` is a constructor call ``T(...)``: an instance, known
+        at compile time (spec 18.1)."""
+        if not isinstance(e, ast.Call) or not isinstance(e.func, ast.Name):
+            return False
+        ent = self.scope.lookup(e.func.name)
+        return ent is not None and ent.kind == TYPE
 
     def enum_underlying(self: Checker, d: ast.EnumDecl, t: Type | None) -> BitT | None:
         """A serializable enum's type is a bit<W> or int<W> (spec 7.2.1)."""
@@ -87,24 +113,27 @@ class DeclRules:
 
     def extern_methods(self: Checker, d: ast.ExternDecl, scope: Scope) -> None:
         """Constructors have no return type; two methods (or constructors)
-        of one name differ in their parameter count (spec 7.2.11.2)."""
-        seen: dict[tuple[str, int, bool], ast.MethodDecl] = {}
+        of one name differ in their parameter count or names (spec
+        7.2.11.2)."""
+        seen: dict[tuple[str, tuple[str, ...], bool], ast.MethodDecl] = {}
         inner = self.generic(scope, d.type_params)
         for m in d.methods:
             if m.name == d.name and m.return_type is not None:
                 raise err(m, f"constructor {d.name} cannot have a return type")
-            key = (m.name, len(m.params), m.return_type is None)
-            if key in seen:
+            if m.return_type is None:
+                self.constructor_params(m, m.params)
+            key = (m.name, tuple(p.name for p in m.params), m.return_type is None)
+            if key in seen:  # overloads differ in parameter count or names, as in p4c
                 raise err(m, f"{d.name} declares '{m.name}' with {len(m.params)} "
-                             "parameter(s) twice")
+                             "parameter(s) of the same names twice")
             seen[key] = m
             self.signature(m, inner)
 
     def main_is_a_package(self: Checker) -> None:
         """``main`` names a package instance (spec 17)."""
         ent = self.res.root.names.get("main")
-        if ent is None:
-            return
+        if ent is None or ent.kind not in (INSTANCE, TYPE):
+            return  # a function may take the name (p4c)
         t = known(ent.type)
         if ent.kind != INSTANCE or not (isinstance(t, BlockT) and t.kind == "package"):
             raise err(ent.decl, "'main' must be an instance of a package")

@@ -50,8 +50,8 @@ class Scope(scope.Scope):
 
     def declare(self, name: str, ent: Entity, node: ast.Node) -> None:
         """Bind ``name`` here; a second declaration in one scope is an
-        error except for overloads (extern functions, functions and
-        actions that differ in parameter count, as p4c allows)."""
+        error except for overloads (extern functions, and functions that
+        differ in parameter count, as p4c allows)."""
         old = self.names.get(name)
         if old is not None and not _overloads(old, ent):
             where = getattr(old.decl, "loc", None)
@@ -66,7 +66,7 @@ class Scope(scope.Scope):
 def _overloads(old: Entity, new: Entity) -> bool:
     if old.kind == new.kind == EXTERN_FUNCTION:
         return True
-    if old.kind == new.kind and old.kind in (FUNCTION, ACTION):
+    if old.kind == new.kind == FUNCTION:  # actions are never overloaded (p4c)
         return len(old.decl.params) != len(new.decl.params)
     if old.kind == TYPE and new.kind == TYPE:
         # A parser or control may take the name of a prototype (v1model's

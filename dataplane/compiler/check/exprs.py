@@ -207,12 +207,18 @@ class ExprRules:
 
     def e_Slice(self: Checker, e: ast.Slice, want: Type | None) -> Type | None:  # noqa: N802
         base = known(self.expr(e.expr))
-        for bound in (e.hi, e.lo):
+        width = _plus_slice_width(e)
+        for bound in (e.hi, e.lo) if width is None else (width, e.lo):
             bt = known(self.expr(bound))
-            if bt is not None and not isinstance(bt, BitT | IntT):
+            if bt is None:
+                continue
+            if not isinstance(bt, BitT | IntT):
                 raise err(bound, f"a slice bound is an integer, not {bt}")
-            if bt is not None and not self.is_constant(bound):
-                raise err(bound, "a slice bound must be a compile-time known value")
+            if width is not None and bound is e.lo:
+                continue  # the base of ``+:`` may be a run-time value
+            if not self.is_constant(bound):
+                what = "width" if width is not None else "bound"
+                raise err(bound, f"a slice {what} must be a compile-time known value")
         hi = self.res.const_value(e.hi, self.scope)
         lo = self.res.const_value(e.lo, self.scope)
         if base is None or not isinstance(hi, int) or not isinstance(lo, int):
@@ -473,6 +479,17 @@ class ExprRules:
         from dataplane.compiler.check.calls import call_type
 
         return call_type(self, e, want)
+
+
+def _plus_slice_width(e: ast.Slice) -> ast.Expr | None:
+    """The width of ``x[base +: width]`` (which arrives as ``x[base + width
+    - 1 : base]``; its base may be a run-time value), or None for a plain
+    slice, whose bounds are both compile-time known (spec 8.7)."""
+    hi = e.hi
+    if isinstance(hi, ast.Binary) and hi.op == "-" and isinstance(hi.left, ast.Binary) \
+            and hi.left.op == "+" and hi.left.left is e.lo:
+        return hi.left.right
+    return None
 
 
 MAX_WIDTH = 2048

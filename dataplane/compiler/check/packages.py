@@ -12,7 +12,7 @@ from dataplane.compiler.check.env import INSTANCE, TYPE, Scope
 from dataplane.compiler.check.exprs import err
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.frontend import ast
-from dataplane.compiler.frontend.types import BlockT, Type, same_type
+from dataplane.compiler.frontend.types import BlockT, DontCareT, Type, same_type
 
 if TYPE_CHECKING:
     from dataplane.compiler.check.checker import Checker
@@ -22,14 +22,13 @@ def check_package(ck: Checker, d: ast.Instantiation, t: BlockT) -> None:
     pkg = t.decl
     if not isinstance(pkg, ast.PackageTypeDecl):
         return
-    args = _in_order(d, pkg)
     bound: dict[str, Type] = {}
     if isinstance(d.type, ast.SpecializedType):
         for name, ref in zip(pkg.type_params, d.type.args):
             rt = ck.res.resolve(ref, ck.scope)
             if known(rt) is not None:
                 bound[name] = rt  # type: ignore[assignment]
-    for param, arg in zip(pkg.params, args):
+    for param, arg in _in_order(d, pkg):
         proto = _prototype(ck, param.type)
         block = _argument_block(ck, arg.value)
         if proto is None or block is None:
@@ -37,14 +36,17 @@ def check_package(ck: Checker, d: ast.Instantiation, t: BlockT) -> None:
         _conforms(ck, pkg, param, proto, block, arg, bound)
 
 
-def _in_order(d: ast.Instantiation, pkg: ast.PackageTypeDecl) -> list[ast.Arg]:
+def _in_order(d: ast.Instantiation,
+              pkg: ast.PackageTypeDecl) -> list[tuple[ast.Param, ast.Arg]]:
+    """Each argument with its parameter (a parameter with a default value
+    may have none)."""
     if not any(a.name for a in d.args):
-        return d.args
+        return list(zip(pkg.params, d.args))
     by_name = {a.name: a for a in d.args}
     names = {p.name for p in pkg.params}
     if None in by_name or len(by_name) != len(d.args) or not set(by_name) <= names:
         return []  # the names are wrong: the target's rule says how
-    return [by_name[p.name] for p in pkg.params if p.name in by_name]
+    return [(p, by_name[p.name]) for p in pkg.params if p.name in by_name]
 
 
 def _prototype(ck: Checker, ref: ast.TypeRef) -> tuple[ast.Decl, list[ast.TypeRef]] | None:
@@ -118,6 +120,8 @@ def _match(ck: Checker, ref: ast.TypeRef, alias: dict[str, ast.TypeRef],
     try:
         wanted = ck.res.resolve(ref, scope)
     except IntbedError:  # a type only the prototype's own scope knows
+        return
+    if isinstance(known(wanted), DontCareT):
         return
     if known(wanted) is not None and not same_type(wanted, have):  # type: ignore[arg-type]
         raise err(arg, f"{what} has type {have}; the {pkg.name} package wants {wanted}")

@@ -59,6 +59,12 @@ class StmtRules:
     def s_ConstDecl(self: Checker, s: ast.ConstDecl) -> None:  # noqa: N802
         self.declare_const(s, self.scope)
 
+    def s_Instantiation(self: Checker, s: ast.Instantiation) -> None:  # noqa: N802
+        where = {"control": "a control's apply block", "parser": "a parser state",
+                 "action": "an action", "function": "a function"}.get(self.ctx.kind, "here")
+        raise err(s, f"an instance is not declared in {where}: declare '{s.name}' among the "
+                     "block's local declarations")
+
     def s_Assign(self: Checker, s: ast.Assign) -> None:  # noqa: N802
         lt = self.expr(s.lhs)
         self.lvalue(s.lhs, "the left side")
@@ -165,9 +171,9 @@ class StmtRules:
                     raise err(case.label, "a switch label must be a compile-time known value")
                 self.converts(lt, t, case.label)
                 key = self.res.const_value(case.label, self.scope)
-                if key is None:
+                if key is None and isinstance(case.label, ast.Name | ast.Member):
                     key = _text(case.label)
-                if key in seen:
+                if key is not None and key in seen:
                     raise err(case, f"{_text(case.label)} labels two cases of this switch")
                 seen[key] = case
             if default is not None and case is not default:
@@ -223,9 +229,9 @@ class StmtRules:
         parts = [x.value, x.mask] if isinstance(x, ast.Mask) else (
             [x.lo, x.hi] if isinstance(x, ast.Range) else [x])
         for p in parts:
-            if isinstance(x, ast.Mask) and p is x.mask and isinstance(known(kt), EnumT):
-                kt = known(kt).underlying or kt  # a serializable enum's mask is a bit-string
             pt = self.expr(p, kt)
+            if isinstance(known(pt), IntT) and isinstance(known(kt), EnumT):
+                kt = known(kt).underlying or kt  # an integer in a keyset of an enum (p4c)
             self.known_label(p, what)
             if isinstance(p, ast.Name) and self.scope.lookup(p.name) is not None and \
                     self.scope.lookup(p.name).kind == VALUE_SET:  # type: ignore[union-attr]

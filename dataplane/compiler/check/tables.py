@@ -37,7 +37,6 @@ class TableRules:
         for ref in d.actions:
             ent = self.action_ref(ref)
             self.action_args(ref, ent, directional_only=True)
-            _control_plane_params(ent)
             if any(ent is x for x in listed):
                 raise err(ref, f"action {ent.decl.name} is listed twice in table {d.name}")
             listed.append(ent)
@@ -204,21 +203,6 @@ def _listed_with(d: ast.TableDecl, listed: list[Entity], ent: Entity, anno: str)
     (``@tableonly``, ``@defaultonly``: spec 14.2.1.2)."""
     return any(x is ent and any(a.name == anno for a in ref.annotations)
                for ref, x in zip(d.actions, listed))
-
-
-def _control_plane_params(ent: Entity) -> None:
-    """A table's action takes its directionless parameters from the control
-    plane, which sends bit-strings: bit<W>, int<W>, bool, a new type or a
-    serializable enum (p4c's P4Runtime rule)."""
-    for p, pt in zip(ent.decl.params, ent.params):
-        k = known(pt)
-        if p.direction or k is None:
-            continue
-        if not isinstance(k, BitT | BoolT) and not (isinstance(k, EnumT) and k.underlying):
-            raise err(p, f"action parameter '{p.name}' of type {pt} is set by the control "
-                         "plane, which gives bit<W>, int<W>, bool, new types and serializable "
-                         "enums only")
-
 
 
 def _no_self_reference(d: ast.TableDecl) -> None:

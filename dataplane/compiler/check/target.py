@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common.errors import P4SemanticError, P4UnsupportedError
-from dataplane.compiler.check.env import CONST, INSTANCE, TYPE
+from dataplane.compiler.check.env import ACTION, CONST, INSTANCE, TYPE, Entity
 from dataplane.compiler.check.names import check_unique_names
 from dataplane.compiler.check.typeref import known
 from dataplane.compiler.frontend import ast
@@ -167,6 +167,10 @@ def _from_builtin(decl: Any) -> bool:
 
 
 def _table_rules(d: ast.TableDecl, ck: Checker) -> None:
+    for ref in d.actions if _runs_on_v1switch(ck) else []:
+        ent = ck.facts.symbols.get(id(ref.name))
+        if ent is not None and ent.kind == ACTION:
+            _control_plane_params(ent)
     for k in d.keys:
         if k.match_kind not in MATCH_KINDS:
             raise unsupported(k, f"match kind '{k.match_kind}' (BMv2 matches "
@@ -192,6 +196,26 @@ def _table_rules(d: ast.TableDecl, ck: Checker) -> None:
             raise unsupported(p, f"table '{d.name}' with a direct meter '{ent.decl.name}' that "
                                  "no action reads; BMv2 needs the field the color is written "
                                  "to: call read() on the meter in the table's actions")
+
+
+def _runs_on_v1switch(ck: Checker) -> bool:
+    ent = ck.res.root.lookup(ck.main.name) if ck.main is not None else None
+    t = known(ent.type) if ent is not None else None
+    return isinstance(t, BlockT) and t.name == "V1Switch"
+
+
+def _control_plane_params(ent: Entity) -> None:
+    """A table's action takes its directionless parameters from the control
+    plane, which sends bit-strings: bit<W>, int<W>, bool, a new type or a
+    serializable enum (p4c's P4Runtime rule, for v1model programs)."""
+    for p, pt in zip(ent.decl.params, ent.params):
+        k = known(pt)
+        if p.direction or k is None:
+            continue
+        if not isinstance(k, BitT | BoolT) and not (isinstance(k, EnumT) and k.underlying):
+            raise P4SemanticError(f"action parameter '{p.name}' of type {pt} is set by the "
+                                  "control plane, which gives bit<W>, int<W>, bool, new types "
+                                  "and serializable enums only", p.loc)
 
 
 def _selector_input(d: ast.TableDecl, ck: Checker,

@@ -64,9 +64,7 @@ class TypeResolver:
         if len(params) != len(args):
             raise P4SemanticError(f"{base.name} takes {len(params)} type argument(s), got "
                                   f"{len(args)}", ref.loc)
-        bound = dict(zip(params, args))
-        name = f"{base.name}<{', '.join(map(str, args))}>"
-        return type(base)(name, [(n, substitute(ft, bound)) for n, ft in base.fields])
+        return _instantiate(base, params, args)
 
     def resolve(self, ref: ast.TypeRef, scope: Scope) -> Type | None:
         if isinstance(ref, ast.BitType):
@@ -102,7 +100,7 @@ class TypeResolver:
             return base
         if isinstance(ref, ast.VarbitType):
             w = self.width(ref.width, scope, ref)
-            if w is not None and not 0 < w <= 2048:
+            if w is not None and not 0 <= w <= 2048:
                 raise P4SemanticError(f"invalid varbit width {w}", ref.loc)
             return VarbitT(w) if w is not None else None
         simple = {ast.BoolType: BoolT, ast.IntType: IntT, ast.StringType: StringT,
@@ -172,6 +170,11 @@ class TypeResolver:
                 if bt.signed and v >> (bt.width - 1):
                     v -= 1 << bt.width
             return v
+        if isinstance(e, ast.Mux):
+            c = self.const_value(e.cond, scope)
+            if isinstance(c, bool):
+                return self.const_value(e.then if c else e.other, scope)
+            return None
         if isinstance(e, ast.Binary):
             a = self.const_value(e.left, scope)
             b = self.const_value(e.right, scope)
@@ -181,10 +184,24 @@ class TypeResolver:
         return None
 
 
+def _instantiate(base: StructLikeT, params: list[str], args: list[Type]) -> StructLikeT:
+    """``base<args>``, named by its arguments; it remembers where it came
+    from, so an instance inside a generic one is instantiated again."""
+    bound = dict(zip(params, args))
+    name = f"{base.name}<{', '.join(map(str, args))}>"
+    inst = type(base)(name, [(n, substitute(ft, bound)) for n, ft in base.fields])
+    inst.origin = (base, params, args)  # type: ignore[attr-defined]
+    return inst
+
+
 def substitute(t: Type, bound: dict[str, Type]) -> Type:
     """``t`` with its type variables replaced by their bindings."""
     if isinstance(t, TypeVarT):
         return bound.get(t.name, t)
+    origin = getattr(t, "origin", None)
+    if origin is not None and _has_var(t):
+        base, params, args = origin
+        return _instantiate(base, params, [substitute(a, bound) for a in args])
     if isinstance(t, StackT):
         return StackT(substitute(t.elem, bound), t.size)
     if isinstance(t, TupleT):
