@@ -1,4 +1,5 @@
-"""When packets are sent: constant-rate and Poisson schedules, destinations.
+"""When packets are sent: constant-rate, Poisson and on-off schedules,
+packet-size mixes, destinations.
 
 A ``Schedule`` is a precomputed, time-ordered list of send events held as
 flat numpy arrays, so it can be iterated again and again, merged with other
@@ -211,6 +212,72 @@ def poisson(
     return Schedule.from_times(times, packet_size, dest, seq_start)
 
 
+def on_off(
+    *,
+    rate_pps: float,
+    mean_on_us: float,
+    mean_off_us: float,
+    duration_us: int,
+    seed: Seed,
+    packet_size: int,
+    start_us: int = 0,
+    dest: object = None,
+    seq_start: int = 0,
+) -> Schedule:
+    """A source that alternates between on and off periods, each drawn
+    exponential with its mean (the classic model of bursty traffic, e.g.
+    an application that talks in bursts); during an on period packets are
+    Poisson at ``rate_pps``, off periods send nothing. The source starts in
+    a period drawn by the stationary chance of being on. The mean rate is
+    ``rate_pps * mean_on / (mean_on + mean_off)``."""
+    _check_window(start_us, duration_us)
+    if packet_size <= 0:
+        raise TrafficError(f"packet size must be positive, not {packet_size!r}")
+    if not rate_pps > 0 or not mean_on_us > 0 or not mean_off_us >= 0:
+        raise TrafficError("on-off needs a positive rate and on period, and an off period "
+                           "of at least 0")
+    if mean_off_us == 0:  # always on: plain Poisson
+        return poisson(rate_pps=rate_pps, duration_us=duration_us, seed=seed,
+                       packet_size=packet_size, start_us=start_us, dest=dest,
+                       seq_start=seq_start)
+    rng = np.random.default_rng(seed)
+    on = bool(rng.random() < mean_on_us / (mean_on_us + mean_off_us))
+    t = 0.0
+    parts: list[np.ndarray] = []
+    gap = US_PER_S / rate_pps
+    while t < duration_us:
+        end = min(t + rng.exponential(mean_on_us if on else mean_off_us), float(duration_us))
+        if on:
+            times = t + np.cumsum(rng.exponential(gap, int((end - t) / gap * 1.5) + 16))
+            while times[-1] < end:  # rare: more arrivals than drawn
+                more = times[-1] + np.cumsum(rng.exponential(gap, len(times)))
+                times = np.concatenate([times, more])
+            parts.append(times[times < end])
+        t = end
+        on = not on
+    times_us = (np.floor(np.concatenate(parts)).astype(np.int64) if parts
+                else np.zeros(0, dtype=np.int64)) + start_us
+    return Schedule.from_times(times_us, packet_size, dest, seq_start)
+
+
+def with_sizes(schedule: Schedule, mix: Sequence[tuple[int, float]], seed: Seed) -> Schedule:
+    """``schedule`` with each packet's frame size drawn from ``mix``, pairs
+    of (bytes, weight), e.g. the simple IMIX ((64, 7), (576, 4), (1500, 1))."""
+    if not mix or any(size < 64 or not weight > 0 for size, weight in mix):
+        raise TrafficError("a size mix is (bytes >= 64, weight > 0) pairs")
+    sizes = np.asarray([s for s, _ in mix], dtype=np.int64)
+    weights = np.asarray([w for _, w in mix], dtype=np.float64)
+    pick = np.random.default_rng(seed).choice(len(sizes), size=len(schedule),
+                                              p=weights / weights.sum())
+    return Schedule(schedule.times_us, schedule.dest_index, schedule.seqs, sizes[pick],
+                    schedule.dests)
+
+
+def mean_size(mix: Sequence[tuple[int, float]]) -> float:
+    total = sum(w for _, w in mix)
+    return sum(s * w for s, w in mix) / total
+
+
 class RandomDestinations:
     """Picks a destination per packet, uniformly from ``dests``, from its own
     seeded stream (successive picks continue the stream)."""
@@ -248,14 +315,20 @@ def flows_to_random_servers(
     gateway_mac: str | None = None,
     dscp: int = 0,
     ttl: int = 64,
+    size_mix: Sequence[tuple[int, float]] | None = None,
+    on_off_us: tuple[float, float] = (10_000.0, 10_000.0),
 ) -> Schedule:
     """INT-label's workload: a sender at ``rate_bps`` picking a random server
     for every packet. Events carry the ``FlowSpec`` of their (sender,
     server) flow as ``dest``; a ``Sender`` turns them into frames.
 
-    ``packet_size`` is the frame length; ``arrivals`` is ``"constant"`` or
-    ``"poisson"``; the sender itself is never a destination. Frames go to the
-    server's MAC unless ``gateway_mac`` is given (a routed first hop).
+    ``packet_size`` is the frame length, or ``size_mix`` gives each frame
+    its length from (bytes, weight) pairs (``rate_bps`` is then met on
+    average); ``arrivals`` is ``"constant"``, ``"poisson"`` or
+    ``"onoff"`` (bursts: exponential on and off periods of the means in
+    ``on_off_us``, at the rate that makes ``rate_bps`` on average); the
+    sender itself is never a destination. Frames go to the server's MAC
+    unless ``gateway_mac`` is given (a routed first hop).
     """
     targets = [s for s in servers if s.ip != src_host.ip]
     if not targets:
@@ -277,6 +350,9 @@ def flows_to_random_servers(
         for s in targets
     ]
     chooser = RandomDestinations(flows, child_seed(seed, 0))
+    if size_mix is not None:
+        # The arrivals are those of the mix's mean size; sizes come after.
+        packet_size = round(mean_size(size_mix))
     if arrivals == "constant":
         sched = constant_rate(
             duration_us=duration_us,
@@ -295,6 +371,21 @@ def flows_to_random_servers(
             start_us=start_us,
             dest=chooser,
         )
+    elif arrivals == "onoff":
+        on_us, off_us = on_off_us
+        pps = float(_exact(rate_bps, "bit rate") / (8 * packet_size))
+        sched = on_off(
+            rate_pps=pps * (on_us + off_us) / on_us,
+            mean_on_us=on_us,
+            mean_off_us=off_us,
+            duration_us=duration_us,
+            seed=child_seed(seed, 1),
+            packet_size=packet_size,
+            start_us=start_us,
+            dest=chooser,
+        )
     else:
-        raise TrafficError(f"arrivals {arrivals!r} is not 'constant' or 'poisson'")
+        raise TrafficError(f"arrivals {arrivals!r} is not 'constant', 'poisson' or 'onoff'")
+    if size_mix is not None:
+        sched = with_sizes(sched, size_mix, child_seed(seed, 2))
     return sched
