@@ -277,7 +277,7 @@ class Not(Expr):
 
 def has_var(e: Expr) -> bool:
     """Whether ``e`` reads a variable (else it is a compile-time constant)."""
-    if isinstance(e, Var):
+    if isinstance(e, Var | Flag):
         return True
     return any(has_var(x) for x in vars(e).values() if isinstance(x, Expr))
 
