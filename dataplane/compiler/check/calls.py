@@ -94,6 +94,7 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
         scope = _generic_scope(ent.scope or ck.res.root, decl.type_params, e, ck)
         ptypes = [ck.res.resolve(p.type, scope) for p in decl.params]
         _bind(ck, decl.params, e, ptypes, name)
+        ck.facts.extern_calls.append((e, decl, ptypes, ck.res.resolve(decl.return_type, scope)))
         if name == "verify" and ck.ctx.kind in ("control", "action"):
             raise err(e, "verify() is called only in a parser")
         if name == "static_assert":
@@ -292,6 +293,7 @@ def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type 
     scope = _generic_scope(ck.res.root, m.type_params, e, ck, bound)
     ptypes = [ck.res.resolve(p.type, scope) for p in m.params]
     _bind(ck, m.params, e, ptypes, f"{t.name}.{f.name}")
+    ck.facts.extern_calls.append((e, m, ptypes, ck.res.resolve(m.return_type, scope)))
     if len(e.args) < len(m.params):
         ck.facts.optional_left_out.append((e, f"{t.name}.{f.name}"))
     if t.name == "packet_out" and f.name == "emit" and e.args:

@@ -81,6 +81,7 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
         self.facts = Facts()
         self.ctx = Context("top")
         self.main: ast.Instantiation | None = None
+        self.packages: list[ast.Instantiation] = []  # every package instance, in order
         self.block: ast.Decl | None = None  # the parser or control being checked
         self.bound: dict[str, Type] = {}
         self.specialized: set[tuple] = set()
@@ -292,6 +293,7 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
             if scope is not self.res.root:
                 raise err(d, "a package is instantiated only at the top level")
             self.main = d if d.name == "main" else self.main
+            self.packages.append(d)
             check_package(self, d, k)
         elif isinstance(k, BlockT) and scope is self.res.root:
             raise err(d, f"{k.kind} {k.name} cannot be instantiated at the top level (only "

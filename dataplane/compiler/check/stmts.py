@@ -230,7 +230,7 @@ class StmtRules:
             [x.lo, x.hi] if isinstance(x, ast.Range) else [x])
         for p in parts:
             pt = self.expr(p, kt)
-            if isinstance(known(pt), IntT) and isinstance(known(kt), EnumT):
+            if isinstance(known(pt), IntT | BitT) and isinstance(known(kt), EnumT):
                 kt = known(kt).underlying or kt  # an integer in a keyset of an enum (p4c)
             self.known_label(p, what)
             if isinstance(p, ast.Name) and self.scope.lookup(p.name) is not None and \

@@ -22,6 +22,7 @@ from dataplane.compiler.frontend.types import (
     ExternT,
     HeaderT,
     StackT,
+    StructLikeT,
     UnionT,
 )
 from dataplane.schema import MATCH_KINDS
@@ -31,6 +32,13 @@ if TYPE_CHECKING:
 
 V1_EXTERNS = {"register", "counter", "direct_counter", "meter", "direct_meter",
               "action_profile", "action_selector", "packet_in", "packet_out"}
+V1_FUNCTIONS = {"verify", "random", "digest", "mark_to_drop", "hash", "verify_checksum",
+                "update_checksum", "verify_checksum_with_payload",
+                "update_checksum_with_payload", "clone", "clone3", "resubmit",
+                "resubmit_preserving_field_list", "recirculate",
+                "recirculate_preserving_field_list", "clone_preserving_field_list",
+                "truncate", "assert", "assume", "log_msg"}
+"""The extern functions of core.p4 and v1model.p4, which BMv2 implements."""
 V1_ROLES = ("parser", "verify", "ingress", "egress", "compute", "deparser")
 V1_PARAMS = (4, 2, 3, 3, 2, 2)
 
@@ -55,6 +63,16 @@ def check_target(program: ast.Program, ck: Checker) -> None:
                                     "number of bytes)")
     for d in _instantiations(program):
         _extern_object(d, ck)
+    for d in program.decls:
+        if isinstance(d, ast.ExternFunctionDecl) and d.name in V1_FUNCTIONS and \
+                not _from_builtin(d):
+            raise unsupported(d, f"the program's own extern function '{d.name}' (BMv2 "
+                                 "has one of that name)")
+    for call, decl, ptypes, rt in ck.facts.extern_calls:
+        if not _from_builtin(decl) and _user_extern_results_with_headers(decl, ptypes, rt):
+            raise unsupported(call, "a result holding headers from the program's own extern "
+                                    f"{decl.name} (an out or inout argument, or the value "
+                                    "returned)")
     for call, method in ck.facts.optional_left_out:
         decl = _extern_of(call, ck)
         if decl is not None and not _from_builtin(decl):
@@ -69,8 +87,23 @@ def check_target(program: ast.Program, ck: Checker) -> None:
         if id(table) in ck.facts.applied_tables:
             _selector_input(table, ck, selectors)
     _direct_meters_owned(program, ck)
-    if ck.main is not None:
-        _v1switch(ck.main, ck)
+    pipeline = _pipeline(ck)
+    if pipeline is not None:
+        _v1switch(pipeline, ck)
+
+
+def _pipeline(ck: Checker) -> ast.Instantiation | None:
+    """The package instance BMv2 runs: ``main``. Code generation runs the
+    last package instance, so a program with another one after ``main``,
+    or with package instances and no ``main``, is not run."""
+    if not ck.packages:
+        return None
+    last = ck.packages[-1]
+    if ck.main is not None and last is ck.main:
+        return ck.main
+    what = "a package instance after 'main'" if ck.main is not None else \
+        f"package instance '{last.name}' with no 'main'"
+    raise unsupported(last, what)
 
 
 def _direct_meters_owned(program: ast.Program, ck: Checker) -> None:
@@ -135,6 +168,20 @@ def _cell_type(ref: ast.SpecializedType, ck: Checker) -> Any:
         return known(ck.res.resolve(ref.args[0], ck.res.root)) if ref.args else None
     except P4SemanticError:
         return None  # a type variable of the enclosing block
+
+
+def _user_extern_results_with_headers(decl: Any, ptypes: list, rt: Any) -> bool:
+    """Whether a call of a program's own extern returns, or writes through
+    an out/inout argument, a value that holds a header (code generation
+    passes such values back only as bit-strings and structs of them)."""
+    written = [t for p, t in zip(decl.params, ptypes) if p.direction in ("out", "inout")]
+    return any(_holds_header(known(t)) for t in [*written, rt] if t is not None)
+
+
+def _holds_header(t: Any) -> bool:
+    if isinstance(t, HeaderT | UnionT | StackT):
+        return True
+    return isinstance(t, StructLikeT) and any(_holds_header(known(ft)) for _, ft in t.fields)
 
 
 def _extern_of(call: ast.Call, ck: Checker) -> Any:
