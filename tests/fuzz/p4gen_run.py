@@ -176,6 +176,10 @@ class Report:
     packets: int = 0
     emitted: int = 0
     problems: list[str] = dataclasses.field(default_factory=list)
+    registers: bool = False
+    """Whether some register cell ended non-zero (the state compared is not empty)."""
+    counted: bool = False
+    """Whether some counter, direct or not, counted a packet."""
 
 
 @dataclasses.dataclass
@@ -222,6 +226,11 @@ def compare(case: Case, a: Trace, b: Trace, names: tuple[str, str] = ("python", 
             report.emitted += len(x)
         if len(report.problems) >= 3:
             break
+    if a.steps:
+        regs, counters, direct = a.steps[-1][1]
+        report.registers = any(any(r) for r in regs)
+        report.counted = any(any(p) for p, _ in counters) or any(any(p for p, _ in t)
+                                                                   for t in direct)
     return report
 
 

@@ -185,7 +185,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[tuple[Case,
 def test_python_and_built_pipelines_agree_packet_for_packet(
         built: list[tuple[Case, Built]]) -> None:
     failures = []
-    packets = emitted = 0
+    packets = emitted = registers = counted = 0
     for case, pair in built:
         if isinstance(pair, str):
             failures.append(pair)
@@ -196,10 +196,13 @@ def test_python_and_built_pipelines_agree_packet_for_packet(
         report = differential(case, *pair)
         packets += report.packets
         emitted += report.emitted
+        registers += report.registers
+        counted += report.counted
         failures += [f"seed {case.seed}: {p}" for p in report.problems]
     assert not failures, failures[:5]
     assert packets == PROGRAMS * PACKETS
     assert emitted > packets // 4  # most packets leave: the programs are not all drops
+    assert registers and counted  # and the state compared holds something
 
 
 # ------------------------------------------------------------------ regressions
