@@ -165,6 +165,10 @@ class Experiment:
     live: bool = False
     """It runs on the live targets too (its runs are written against the
     ``Network`` interface); otherwise on the sim alone."""
+    switch_model: str | None = None
+    """The sim switches' timing model when ``--switch-model`` names none
+    (None: the sim's default, measured on BMv2); a paper evaluated on
+    other switches than BMv2 names the model that matches them."""
 
     def runs_on(self, target: Target) -> bool:
         return self.live or not target.live
@@ -310,11 +314,11 @@ def _fmt(v: Any) -> Any:
 
 
 def summary_markdown(exp: Experiment, params: dict[str, Any], seed: int, quick: bool,
-                     result: Result, wall_s: float) -> str:
+                     result: Result, wall_s: float, where: str = "") -> str:
     lines = [f"# {exp.name}: {exp.title}", "", f"Paper: {exp.paper}", ""]
     if exp.description:
         lines += [exp.description, ""]
-    lines += [f"Seed {seed}{', quick run' if quick else ''}; {wall_s:.1f} s wall.", "",
+    lines += [f"Seed {seed}{', quick run' if quick else ''}{where}; {wall_s:.1f} s wall.", "",
               "| figure | ours | paper | unit |", "| --- | --- | --- | --- |"]
     for h in result.headlines:
         lines.append(f"| {h.name} | {_num(h.ours)} | {_num(h.paper)} | {h.unit} |")
@@ -352,7 +356,7 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     exp = get(name)
     params = exp.resolve(overrides or {}, quick)
     target = get_target(target)
-    model = _switch_model(target, switch_model)
+    model = _switch_model(target, switch_model, exp.switch_model)
     if not exp.runs_on(target):
         raise ExperimentError(f"{name}: target '{target}' is not available for this "
                               f"experiment (targets: {', '.join(exp.targets)})")
@@ -392,22 +396,24 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
         live = LiveOptions(results_dir=out_dir / "live", redis_url=redis)
     ctx = Context(params, seed, quick, max(1, jobs), out_dir,
                   progress or (lambda label, done, total: None), target, live, cluster,
-                  switch_model)
+                  None if model is None else (switch_model or exp.switch_model))
     t0 = time.perf_counter()
     result = exp.compute(ctx)
     wall = time.perf_counter() - t0
     write_csv(out_dir / "metrics.csv", result.rows)
     _plot(exp, result, params, out_dir)
-    (out_dir / "summary.md").write_text(summary_markdown(exp, params, seed, quick, result, wall))
+    where = f"; target {target}" + (f", switch model {model.name}" if model is not None else "")
+    (out_dir / "summary.md").write_text(summary_markdown(exp, params, seed, quick, result, wall,
+                                                         where))
     summary = {"experiment": name, "seed": seed, "quick": quick,
                "headlines": [h.record() for h in result.headlines]}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return out_dir
 
 
-def _switch_model(target: Target, spec: str | None) -> Any:
-    """The run's timing model, checked before anything is written (None
-    where the target's switches are real)."""
+def _switch_model(target: Target, spec: str | None, default: str | None) -> Any:
+    """The run's timing model (``spec``, else the experiment's ``default``),
+    checked before anything is written; None where the switches are real."""
     if not target.models_timing:
         if spec is not None:
             raise ExperimentError(f"--switch-model applies to the sim target; {target}'s "
@@ -415,7 +421,7 @@ def _switch_model(target: Target, spec: str | None) -> Any:
         return None
     from dataplane.targets.sim.timing import load_model
 
-    return load_model(spec)
+    return load_model(spec or default)
 
 
 def _check_resumable(path: Path, config: dict[str, Any]) -> None:

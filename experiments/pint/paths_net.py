@@ -117,4 +117,7 @@ register(Experiment(
     ],
     compute, plot, description=__doc__.split("\n\n")[0].replace("\n", " "),
     live=True,
+    # PINT is evaluated in simulation (ns-3 and a trace-driven one), whose
+    # switches take no time of their own.
+    switch_model="ideal",
 ))

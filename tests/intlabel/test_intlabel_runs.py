@@ -77,7 +77,7 @@ def test_metrics_are_plain_data() -> None:
     assert pickle.loads(pickle.dumps(m)).comparable() == m.comparable()
     cfg = RunConfig.from_dict(back["config"])
     assert cfg == RunConfig(packets=PACKETS, mode="A", T_ms=50, Ti_ms=100)
-    assert back["env"] == {"seed": 0, "target": "sim"}
+    assert back["env"] == {"seed": 0, "target": "sim", "switch_model": "bmv2"}
     assert run(mode="A", T_ms=50, Ti_ms=100, seed=1).env["seed"] == 1
 
 

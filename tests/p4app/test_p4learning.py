@@ -38,7 +38,7 @@ pytestmark = pytest.mark.skipif(not EXERCISES.is_dir(),
 @pytest.mark.parametrize("file", ["p4app.json", "network.py"])
 def test_l2_basic_forwarding_pingall(file: str) -> None:
     app = load_app(L2 / file)
-    result = run_app(app, "sim")
+    result = run_app(app, "sim", switch_model="ideal")  # round trips: the links' time
     assert result.commands == {"s1": 4}
     assert len(result.pings) == 12 and not result.lost
     for p in result.pings:

@@ -41,9 +41,10 @@ from common.errors import IntbedError
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 IDEAL = "ideal"
-DEFAULT_MODEL = IDEAL
+DEFAULT_MODEL = "bmv2"
 """The model a sim network gets when none is named."""
 DRAWS_PER_REFILL = 4096
+FIRST_BATCH = 256
 
 
 class SwitchModelError(IntbedError):
@@ -122,7 +123,7 @@ class ServiceDraws:
     PCG64 from the switch's own seed, so a run is reproducible and the
     draws do not depend on other switches)."""
 
-    __slots__ = ("quantiles", "probs", "rng", "minimum")
+    __slots__ = ("quantiles", "probs", "rng", "minimum", "size")
 
     def __init__(self, quantiles_ns: np.ndarray, seed: int, *, minimum: int = 1) -> None:
         self.quantiles = quantiles_ns
@@ -131,8 +132,15 @@ class ServiceDraws:
         # Service times at least 1 ns: a zero one would serve two packets
         # at one instant.
         self.minimum = minimum
+        # Batches grow from a few draws to DRAWS_PER_REFILL: a network of
+        # hundreds of ports, most of them quiet in a short run, does not
+        # draw thousands for each. The values do not depend on the sizes.
+        self.size = FIRST_BATCH
 
-    def batch(self, n: int = DRAWS_PER_REFILL) -> list[int]:
+    def batch(self, n: int | None = None) -> list[int]:
+        if n is None:
+            n = self.size
+            self.size = min(2 * n, DRAWS_PER_REFILL)
         u = self.rng.random(n)
         values = np.interp(u, self.probs, self.quantiles)
         return np.maximum(np.rint(values), self.minimum).astype(  # type: ignore[no-any-return]
