@@ -111,6 +111,13 @@ PAIRS = [
          "m.z = hdr.s.size;", "m.z = hdr.s.length;", "no member 'length'"),
     Pair("8.20 Operations on header stacks", "a stack's size is not assignable", "APPLY",
          "m.z = hdr.s.size;", "hdr.s.size = 2;", "not assignable"),
+    Pair("8.20 Operations on header stacks", "push_front's count is not negative", "APPLY",
+         "hdr.s.push_front(1);", "hdr.s.push_front(-1);", "is not negative"),
+    Pair("8.20 Operations on header stacks", "pop_front's count is compile-time known",
+         "APPLY", "hdr.s.pop_front(1);", "hdr.s.pop_front(m.x);", "compile-time known"),
+    Pair("8.13 Operations on tuple expressions", "a tuple is compared with a list of its "
+         "types", "APPLY", "tuple<bit<8>, bit<8>> t = {1, 2}; m.f = t == {1, 2};",
+         "tuple<bit<8>, bit<8>> t = {1, 2}; m.f = t == {1, true};", "cannot use a bool"),
     Pair("8.21 Operations on header unions", "a union has isValid only", "APPLY",
          "m.f = hdr.u.isValid();", "hdr.u.setValid();", "has no method 'setValid'"),
     Pair(CALLS, "an out argument is assignable", "APPLY",

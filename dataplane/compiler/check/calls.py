@@ -264,6 +264,11 @@ def _method(ck: Checker, base: Type | None, f: ast.Member, e: ast.Call) -> Type 
     if isinstance(b, BlockT):
         if f.name != "apply":
             raise err(f, f"{b.kind} {b.name} has no method '{f.name}' (only apply)")
+        if ck.ctx.kind != b.kind:
+            where = {"action": "an action", "function": "a function", "parser": "a parser",
+                     "control": "a control"}.get(ck.ctx.kind, "here")
+            raise err(e, f"{b.kind} {b.name} cannot be applied from {where} (a parser is "
+                         "applied from a parser state, a control from an apply block)")
         decl = b.decl
         _bind(ck, getattr(decl, "params", []), e, ck.apply_types(f.expr, decl),
               f"{b.name}.apply")
@@ -275,7 +280,13 @@ def _method(ck: Checker, base: Type | None, f: ast.Member, e: ast.Call) -> Type 
     if isinstance(b, StackT) and f.name in ("push_front", "pop_front"):
         if len(e.args) != 1:
             raise err(e, f"{f.name} takes one argument, the count")
-        ck.expr(e.args[0].value)
+        count = e.args[0].value
+        ct = known(ck.expr(count))
+        if ct is not None and not isinstance(ct, IntT | BitT) or not ck.is_constant(count):
+            raise err(count, f"{f.name}'s count is a compile-time known integer")
+        v = ck.res.const_value(count, ck.scope)
+        if isinstance(v, int) and v < 0:
+            raise err(count, f"{f.name}'s count is not negative")
         return VoidT()
     if isinstance(b, StructLikeT) and f.name in SIZE_METHODS:
         return IntT()

@@ -289,6 +289,10 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
                 self.expr(a.value)
         if isinstance(k, BlockT) and k.decl is self.block and scope is not self.res.root:
             raise err(d, f"{k.kind} {k.name} cannot instantiate itself")
+        if isinstance(k, BlockT) and k.kind in ("parser", "control") and \
+                self.ctx.kind in ("parser", "control") and k.kind != self.ctx.kind:
+            raise err(d, f"{k.kind} {k.name} cannot be instantiated in a {self.ctx.kind} "
+                         "(a parser holds parsers, a control controls)")
         if isinstance(k, BlockT) and k.kind == "package":
             if scope is not self.res.root:
                 raise err(d, "a package is instantiated only at the top level")

@@ -308,6 +308,14 @@ class ExprRules:
                     raise err(node, f"operands of '{op}' have different types: {x} (over "
                                     f"{x.underlying}) and {y}")
                 return y
+        if op in ("==", "!=") and isinstance(a, ListT) and isinstance(b, ListT) and any(
+                isinstance(known(t), IntT) for t in [*a.elems, *b.elems]):
+            raise P4UnsupportedError("unsupported construct: comparing two list expressions "
+                                     "of integers without a width (give them one)", node.loc)
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, ListT) and isinstance(y, TupleT | StructLikeT):
+                self.converts(x, y, node)  # the list takes the other side's type
+                return y
         if isinstance(a, ListT | StructLikeT) and isinstance(b, ListT | StructLikeT):
             return a  # compared member by member; codegen checks the shapes
         if not same_type(a, b):

@@ -132,9 +132,10 @@ class StmtRules:
         ct = self.expr(s.collection)
         with self.nested():
             t = self.res.resolve(s.type, self.scope) if s.type is not None else None
-            if t is None and ct is not None:
-                k = known(ct)
-                t = getattr(k, "elem", None)
+            elem = getattr(known(ct), "elem", None)
+            if t is not None and elem is not None:
+                self.converts(elem, t, s)  # each element is assigned to the loop variable
+            t = t if t is not None else elem
             self.scope.declare(s.name, Entity(VAR, s, t, writable=True), s)
             self.ctx.loops += 1
             try:
