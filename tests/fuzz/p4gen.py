@@ -30,7 +30,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from p4gen_exprs import Const, Expr, ExprGen, Flag, Ty, Var, random_width, width_value
+from p4gen_exprs import (
+    Const,
+    Expr,
+    ExprGen,
+    Flag,
+    Ty,
+    Var,
+    has_var,
+    random_width,
+    width_value,
+)
 
 SESSIONS = {1: 5, 2: 6, 3: 7}
 """Clone sessions the control plane configures (session -> port); a
@@ -40,6 +50,8 @@ MULTICAST = {1: [(1, [1, 2]), (2, [3])], 2: [(5, [0, 4])]}
 ports); a program also sends to group 3, which has none."""
 RECIRC_BOUND = 2
 BOOL_FIELD = Ty(1, boolean=True)
+STACK = -1
+"""The parser's next "header" is the stack."""
 """How many times one packet may recirculate (``m.rc`` counts them)."""
 
 
@@ -53,6 +65,15 @@ class Header:
     @property
     def bits(self) -> int:
         return sum(t.width for _, t in self.fields)
+
+
+@dataclass
+class Stack:
+    """A header stack ``hdr.st`` of ``size`` elements; an element's ``bos``
+    field is 1 in the last one a packet carries."""
+
+    elem: Header
+    size: int
 
 
 @dataclass
@@ -144,6 +165,7 @@ class Generator:
         self.parsed: list[int] = []
         self.meta: list[tuple[str, Ty]] = []
         self.bools: list[str] = []
+        self.stack: Stack | None = None
         self.pools: dict[str, list[int]] = {}
         self.tables: list[_Table] = []
         self.decls: list[str] = []
@@ -171,6 +193,11 @@ class Generator:
         if rng.random() < 0.75:
             self.headers.append(self._csum_header(f"h{count}"))
             self.note("checksum")
+        if rng.random() < 0.5:
+            elem = self._header("s", rng.randint(1, 4))
+            elem.fields.insert(0, ("bos", Ty(8)))
+            self.stack = Stack(elem, rng.choice([2, 3, 5, 8, 12]))
+            self.note("header stack")
         for h in self.headers:
             for _, ty in h.fields:
                 self.note("width" + ("<=8" if ty.width <= 8 else "<=32" if ty.width <= 32
@@ -233,9 +260,11 @@ class Generator:
     def flags(self, valid: list[int]) -> list[Flag]:
         """Booleans code may read: the bool metadata, every header's
         validity and the bool fields of the headers ``valid``."""
+        stack = [] if self.stack is None else [
+            Flag(f"hdr.st[{k}].isValid()") for k in range(self.stack.size)]
         return [Flag(f"m.{b}") for b in self.bools] + [
             Flag(f"hdr.{h.name}.isValid()") for h in self.headers] + [
-            Flag(name) for name in self.header_flags(valid)]
+            Flag(name) for name in self.header_flags(valid)] + stack
 
     def exprs(self, names: list[Var], valid: list[int] = []) -> ExprGen:  # noqa: B006
         return ExprGen(self.rng, names, self.used, self.flags(valid))
@@ -248,7 +277,12 @@ class Generator:
         for h in self.headers:
             body = " ".join(f"{t.p4} {f};" for f, t in h.fields)
             out.append(f"header {h.name}_t {{ {body} }}")
+        if self.stack is not None:
+            body = " ".join(f"{t.p4} {f};" for f, t in self.stack.elem.fields)
+            out.append(f"header s_t {{ {body} }}")
         inst = " ".join(f"{h.name}_t {h.name};" for h in self.headers)
+        if self.stack is not None:
+            inst += f" s_t[{self.stack.size}] st;"
         out.append(f"struct H {{ {inst} }}")
         meta = " ".join([f"{t.p4} {n};" for n, t in self.meta] + [f"bool {b};" for b in self.bools])
         out.append("struct M { " + meta + " @field_list(1) bit<8> rc; @field_list(2) bit<8> rs; "
@@ -286,18 +320,27 @@ class Generator:
             name = "start" if i == 0 else f"parse_{self.headers[i].name}"
             states.append(f"    state {name} {{\n        pkt.extract(hdr.{self.headers[i].name});\n"
                           f"        transition {self._transition(i, later)}\n    }}")
+        if self.stack is not None:
+            states.append("    state parse_st {\n        pkt.extract(hdr.st.next);\n"
+                          "        transition select(hdr.st.last.bos) { 8w1: accept; "
+                          "default: parse_st; }\n    }")
         return ("parser P(packet_in pkt, out H hdr, inout M m, inout standard_metadata_t sm) {\n"
                 + "\n".join(states) + "\n}\n")
 
     def _transition(self, i: int, later: list[int]) -> str:
         rng = self.rng
-        if not later:
+        into_stack = i == 0 and self.stack is not None
+        if not later and not into_stack:
             return "accept;"
         targets = [f"parse_{self.headers[j].name}" for j in later] + ["accept"]
-        if rng.random() < 0.15:
+        if into_stack:
+            targets.insert(0, "parse_st")
+        if rng.random() < 0.15 and later:
             self.gotos[i] = rng.choice(later)
             return f"parse_{self.headers[self.gotos[i]].name};"
         vars_ = self.header_vars(i)
+        if not vars_ and not later:
+            return "accept;"
         if not vars_:  # bool fields alone
             self.gotos[i] = later[0]
             return f"parse_{self.headers[later[0]].name};"
@@ -611,6 +654,7 @@ class Generator:
             extra = [i for i in self.parsed[1:] if rng.random() < 0.3]
             self.make_table(control, body, [0] + extra)
         self.guarded(body, rng.randint(0, 3))
+        self.stack_code(body)
         self.maybe_exit(body)
         if rng.random() < 0.7:
             self.register(control, body, [0])
@@ -635,6 +679,50 @@ class Generator:
         self._valid_changes(body)
         return ("control I(inout H hdr, inout M m, inout standard_metadata_t sm) {\n"
                 + control.text + "\n    apply {\n" + body.text + "\n    }\n}\n")
+
+    def stack_code(self, body: _Block, egress: bool = False) -> None:
+        """Uses of the header stack: fields of valid elements (at constant
+        indices or, in a stack of 2**k, at one computed at run time),
+        push_front and pop_front, elements made invalid or valid anew."""
+        if self.stack is None:
+            return
+        rng = self.rng
+        size = self.stack.size
+        for _ in range(rng.randint(1, 3)):
+            pick = rng.random()
+            elem = f"hdr.st[{rng.randrange(size)}]"
+            if pick < 0.2 and size & (size - 1) == 0:
+                self.note("stack index at run time")
+                gen = self.exprs(self.scope_vars([], egress))
+                index = gen.expr(Ty(size.bit_length() - 1), 1)
+                if not has_var(index):  # folded: see p4gen_exprs.ExprGen._shift
+                    index = Const(index.eval({}), index.ty)
+                elem = f"hdr.st[(bit<32>){index.p4()}]"
+            fields = [Var(f"{elem}.{f}", t) for f, t in self.stack.elem.fields]
+            if pick < 0.55:
+                self.note("stack element")
+                numeric = [v for v in fields if not v.ty.boolean]
+                gen = self.exprs(self.scope_vars([], egress) + numeric)
+                body.open(f"if ({elem}.isValid())")
+                for _ in range(rng.randint(1, 2)):
+                    self.assign(gen, numeric, body)
+                body.close()
+            elif pick < 0.67:
+                op = rng.choice(["push_front", "pop_front"])
+                self.note("stack " + op)
+                body.add(f"hdr.st.{op}({rng.randint(1, 2)});")
+            elif pick < 0.84:
+                self.note("stack setInvalid")
+                body.add(f"{elem}.setInvalid();")
+            else:
+                self.note("stack setValid")
+                gen = self.exprs(self.scope_vars([], egress))
+                body.open(f"if (!{elem}.isValid())")
+                body.add(f"{elem}.setValid();")
+                for v in fields:
+                    value = gen.cond(1) if v.ty.boolean else gen.expr(v.ty, 2)
+                    body.add(f"{v.name} = {value.p4()};")
+                body.close()
 
     def maybe_exit(self, body: _Block, egress: bool = False) -> None:
         """Sometimes ``exit`` under a condition: the rest of the control is skipped."""
@@ -695,6 +783,8 @@ class Generator:
         self.guarded(body, rng.randint(0, 2), egress=True)
         if rng.random() < 0.5:
             self.make_table(control, body, [0], egress=True)
+        if rng.random() < 0.5:
+            self.stack_code(body, egress=True)
         self.maybe_exit(body, egress=True)
         if rng.random() < 0.1:
             self.note("truncate")
@@ -755,7 +845,10 @@ class Generator:
         self.rng.shuffle(order)
         if order != sorted(order):
             self.note("deparser reordered")
-        emits = " ".join(f"pkt.emit(hdr.{self.headers[i].name});" for i in order)
+        names = [self.headers[i].name for i in order]
+        if self.stack is not None:
+            names.insert(self.rng.randint(0, len(names)), "st")
+        emits = " ".join(f"pkt.emit(hdr.{n});" for n in names)
         return f"control D(packet_out pkt, in H hdr) {{\n    apply {{ {emits} }}\n}}\n"
 
     # ---------------------------------------------------------------- packets
@@ -766,6 +859,9 @@ class Generator:
         data = b""
         i: int | None = 0
         while i is not None:
+            if i == STACK:
+                data += self.stack_bytes()
+                break
             h = self.headers[i]
             values = {f"hdr.{h.name}.{f}": self.value(Var(f"hdr.{h.name}.{f}", t))
                       for f, t in h.fields}
@@ -791,7 +887,22 @@ class Generator:
             values[k.name] = self._satisfy(k, ks, values[k.name])
         if target in ("accept", "reject"):
             return None
+        if target == "parse_st":
+            return STACK
         return next(j for j, h in enumerate(self.headers) if target == f"parse_{h.name}")
+
+    def stack_bytes(self) -> bytes:
+        """1..size elements, the last with bos 1; sometimes one too many
+        (the parser then stops with StackOutOfBounds)."""
+        rng = self.rng
+        assert self.stack is not None
+        count = rng.randint(1, self.stack.size + (rng.random() < 0.15))
+        out = b""
+        for n in range(count):
+            values = [(t.width, int(n == count - 1) if f == "bos" else
+                       width_value(rng, t.width)) for f, t in self.stack.elem.fields]
+            out += pack(values)
+        return out
 
     def _satisfy(self, k: Var, ks: tuple, current: int) -> int:
         rng = self.rng

@@ -382,7 +382,8 @@ class ExprGen:
             if not has_var(amount):
                 # intbed's checker folds a constant amount such as
                 # (7w3 - 7w5) without wrapping it to its width and refuses
-                # it as negative; P4 makes it 126. Written folded.
+                # it as negative; P4 makes it 126. Written folded (a stack
+                # index likewise: (3w7 << 8w5) is 0, not 224).
                 amount = Const(amount.eval({}), amount.ty)
         return Shift(op, self.expr(ty, depth), amount)
 

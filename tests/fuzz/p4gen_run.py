@@ -293,3 +293,29 @@ def _trace_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_trace_main(sys.argv[1:]))
+
+
+def fresh_states(case: Case, compiled: CompiledProgram) -> list[str]:
+    """Each packet on one long-running switch and on a new one given the
+    same register contents: the same outputs. The engine keeps finished
+    states for later packets (reset to the template, long header stacks
+    only where a mark says they were touched); what one packet leaves in
+    them must never reach the next."""
+    a = Switch(compiled)
+    configure(a, case)
+    reset_a = bounded(a)
+    problems = []
+    for i, (port, data) in enumerate(case.packets):
+        b = Switch(compiled)
+        configure(b, case)
+        for xa, xb in zip(a.externs, b.externs):
+            if isinstance(xa, RegisterArray):
+                xb.values[:] = xa.values
+        y = outcome(b, bounded(b), port, data)
+        x = outcome(a, reset_a, port, data)
+        if x != y:
+            problems.append(f"packet {i} ({port}, {data.hex()}): after {i} packets {x}, "
+                            f"on a new switch {y}")
+            if len(problems) >= 3:
+                break
+    return problems
