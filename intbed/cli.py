@@ -12,6 +12,7 @@ from common.errors import IntbedError
 from intbed.commands.accel import accel
 from intbed.commands.bench import bench
 from intbed.commands.calibrate import calibrate
+from intbed.commands.crosscheck import crosscheck
 from intbed.commands.p4 import p4
 from intbed.commands.p4app import p4app, p4app_bench, topo_import
 from intbed.commands.run import list_experiments, run
@@ -154,6 +155,7 @@ cli.add_command(list_experiments)
 cli.add_command(p4app)
 cli.add_command(shell)
 cli.add_command(calibrate)
+cli.add_command(crosscheck)
 topo.add_command(topo_import)
 bench.add_command(p4app_bench)
 

@@ -594,7 +594,8 @@ def latency_and_sessions(params: dict[str, Any]) -> list[Panel]:
 register(Experiment(
     "gpint-fig10", "latency and failed sessions vs size, low load, recovery off", PAPER,
     common(list(ALL_PLANNERS), [LOW]), partial(no_recovery_compute, fig=10),
-    plotter("Fig. 10: data recovery disabled, low load", latency_and_sessions)))
+    plotter("Fig. 10: data recovery disabled, low load", latency_and_sessions),
+    live=True))
 register(Experiment(
     "gpint-fig11", "latency and failed sessions vs size, high load, recovery off", PAPER,
     common(list(ALL_PLANNERS), [HIGH]), partial(no_recovery_compute, fig=11),

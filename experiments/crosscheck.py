@@ -1,0 +1,106 @@
+"""``intbed crosscheck``: one experiment on the sim and on a live target,
+headline by headline.
+
+Each target runs the experiment with the same parameters for seeds 0..n-1;
+a headline agrees when the difference of its means is within what the
+seeds' spread allows: Welch's two-sided 95 % interval, t times the square
+root of var_a / n + var_b / n, with t from Student's distribution at
+Welch-Satterthwaite's degrees of freedom. Two targets whose seeds all give
+one value each agree only on equal values (up to 1e-9 of it). The
+comparison and every run land in the output directory; nothing already
+there is lost (each run is its own ``run_experiment`` directory).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from experiments.framework import ExperimentError, run_experiment
+
+# Student's t at 0.975 by degrees of freedom (larger: the next row down).
+_T975 = ((1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (6, 2.447),
+         (7, 2.365), (8, 2.306), (10, 2.228), (15, 2.131), (20, 2.086), (30, 2.042),
+         (60, 2.000), (120, 1.980))
+EQUAL_REL = 1e-9
+
+
+def t975(df: float) -> float:
+    for limit, t in _T975:
+        if df <= limit:
+            return t
+    return 1.960
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One headline on both targets."""
+
+    name: str
+    unit: str
+    a: list[float]
+    b: list[float]
+    mean_a: float
+    mean_b: float
+    difference: float
+    tolerance: float
+    agrees: bool
+
+
+def compare(name: str, unit: str, a: Sequence[float], b: Sequence[float]) -> Agreement:
+    """``a`` and ``b``: the headline's value per seed on each target."""
+    if len(a) < 2 or len(b) < 2:
+        raise ExperimentError(f"{name}: a cross-check needs two or more seeds per target")
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb == 0:
+        tol = EQUAL_REL * max(abs(ma), abs(mb), 1e-300)
+    else:
+        df = (va + vb) ** 2 / ((va * va / (len(a) - 1) if va else 0.0)
+                               + (vb * vb / (len(b) - 1) if vb else 0.0))
+        tol = t975(df) * math.sqrt(va + vb)
+    diff = mb - ma
+    return Agreement(name, unit, list(a), list(b), ma, mb, diff, tol, abs(diff) <= tol)
+
+
+def headlines(path: Path) -> dict[str, tuple[float | None, str]]:
+    data = json.loads((path / "summary.json").read_text())
+    return {h["name"]: (h["ours"], h["unit"]) for h in data["headlines"]}
+
+
+def crosscheck(name: str, *, targets: tuple[Any, Any], seeds: int, quick: bool,
+               out: Path, overrides: dict[str, Any] | None = None,
+               switch_model: str | None = None, force: bool = False,
+               progress: Callable[[str], None] = lambda line: None) -> list[Agreement]:
+    """Run ``name`` on both ``targets`` for ``seeds`` seeds; compare."""
+    if seeds < 2:
+        raise ExperimentError("--seeds must be 2 or more: the tolerance comes from their spread")
+    values: list[dict[str, list[float]]] = [{}, {}]
+    units: dict[str, str] = {}
+    for side, target in enumerate(targets):
+        for seed in range(seeds):
+            where = out / str(target) / f"seed{seed}"
+            progress(f"{name} on {target}, seed {seed} -> {where}")
+            path = run_experiment(name, overrides, seed=seed, quick=quick, out=where,
+                                  force=force, target=target,
+                                  switch_model=switch_model if target.models_timing else None)
+            for headline, (value, unit) in headlines(path).items():
+                if value is not None and math.isfinite(value):
+                    values[side].setdefault(headline, []).append(float(value))
+                    units[headline] = unit
+    results = [compare(h, units[h], values[0][h], values[1][h])
+               for h in values[0] if h in values[1]
+               and len(values[0][h]) == len(values[1][h]) == seeds]
+    if not results:
+        raise ExperimentError(f"{name}: no headline has a value on both targets for every seed")
+    report = {"experiment": name, "targets": [str(t) for t in targets], "seeds": seeds,
+              "quick": quick, "agreements": [asdict(r) for r in results],
+              "agree": all(r.agrees for r in results)}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "crosscheck.json").write_text(json.dumps(report, indent=1) + "\n")
+    return results
