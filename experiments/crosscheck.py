@@ -59,7 +59,7 @@ def compare(name: str, unit: str, a: Sequence[float], b: Sequence[float]) -> Agr
     ma, mb = statistics.fmean(a), statistics.fmean(b)
     va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
     if va + vb == 0:
-        tol = EQUAL_REL * max(abs(ma), abs(mb), 1e-300)
+        tol = EQUAL_REL * max(abs(ma), abs(mb))
     else:
         df = (va + vb) ** 2 / ((va * va / (len(a) - 1) if va else 0.0)
                                + (vb * vb / (len(b) - 1) if vb else 0.0))
