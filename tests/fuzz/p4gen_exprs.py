@@ -275,11 +275,14 @@ class Not(Expr):
         return int(not self.a.eval(env))
 
 
-def has_var(e: Expr) -> bool:
-    """Whether ``e`` reads a variable (else it is a compile-time constant)."""
+def constant(e: Expr) -> bool:
+    """Whether ``e`` has a value at compile time: it reads no variable, or
+    only in the branch a constant condition leaves out."""
     if isinstance(e, Var | Flag):
-        return True
-    return any(has_var(x) for x in vars(e).values() if isinstance(x, Expr))
+        return False
+    if isinstance(e, Mux) and constant(e.c):
+        return constant(e.a if e.c.eval({}) else e.b)
+    return all(constant(x) for x in vars(e).values() if isinstance(x, Expr))
 
 
 def _atom(e: Expr) -> str:
@@ -379,7 +382,7 @@ class ExprGen:
                                  rng.randint(0, 63), Ty(8))
         else:
             amount = self.expr(Ty(rng.choice([3, 5, 7, 8, 16])), depth)
-            if not has_var(amount):
+            if constant(amount):
                 # intbed's checker folds a constant amount such as
                 # (7w3 - 7w5) without wrapping it to its width and refuses
                 # it as negative; P4 makes it 126. Written folded (a stack
