@@ -113,6 +113,9 @@ PAIRS = [
          keyed("const entries = { 1 .. 3: set(2); }", "m.x: range;"),
          keyed("const entries = { 1 .. 3: set(2); }", "m.x: lpm;"),
          "a range (..) is not a key for match kind lpm", shared=APPLY_T),
+    Pair(ENTRIES, "an exact key's entry gives a value", "LOCALS",
+         keyed("const entries = { 1: set(2); }"), keyed("const entries = { _: set(2); }"),
+         "an exact key matches one value", shared=APPLY_T),
     Pair(ENTRIES, "a @defaultonly action is not in an entry", "LOCALS",
          table("key = { m.x: exact; } actions = { set; @defaultonly drop; } "
                "const entries = { 1: set(2); }"),

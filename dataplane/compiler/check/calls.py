@@ -16,6 +16,7 @@ from dataplane.compiler.check.env import (
     Scope,
 )
 from dataplane.compiler.check.exprs import SIZE_METHODS, ApplyResultT, err, header_method
+from dataplane.compiler.check.stmts import always_returns
 from dataplane.compiler.check.typeref import known, substitute
 from dataplane.compiler.frontend import ast
 from dataplane.compiler.frontend.types import (
@@ -84,6 +85,7 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
                   for t in ent.params]
         bindings = _bind(ck, decl.params, e, ptypes, name)
         if ent.kind == FUNCTION:
+            _returns_on_every_path(ent)
             if decl.type_params:
                 bindings.update(explicit)
                 return ck.specialize(ent, bindings)
@@ -125,6 +127,17 @@ def constructor_args(ck: Checker, d: ast.Instantiation, t: ExternT) -> None:
     scope = _generic_scope(ck.res.root, m.type_params, call, ck, bound)
     ptypes = [ck.res.resolve(p.type, scope) for p in m.params]
     _bind(ck, m.params, call, ptypes, f"{t.name} constructor")
+
+
+def _returns_on_every_path(ent: Entity) -> None:
+    """A function with a result returns a value on every path through its
+    body, checked where it is called (p4c)."""
+    decl = ent.decl
+    if isinstance(strip(ent.type) if ent.type else None, VoidT) or always_returns(decl.body):
+        return
+    if ent.type is None and not decl.type_params:
+        return
+    raise err(decl, f"function {decl.name} does not return a value on every path")
 
 
 def _explicit_types(ck: Checker, decl: ast.FunctionDecl, e: ast.Call,

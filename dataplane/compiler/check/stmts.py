@@ -253,6 +253,20 @@ class StmtRules:
                          "range of constants, or a value set)")
 
 
+def always_returns(s: ast.Stmt | None) -> bool:
+    """Whether every path through ``s`` ends in a return (or exit)."""
+    if isinstance(s, ast.Return | ast.Exit):
+        return True
+    if isinstance(s, ast.Block):
+        return any(always_returns(x) for x in s.stmts)
+    if isinstance(s, ast.If):
+        return s.other is not None and always_returns(s.then) and always_returns(s.other)
+    if isinstance(s, ast.Switch):
+        has_default = any(isinstance(c.label, ast.Default) for c in s.cases)
+        return has_default and all(c.body is None or always_returns(c.body) for c in s.cases)
+    return False
+
+
 def _ref_name(e: ast.Expr) -> str | None:
     if isinstance(e, ast.Name):
         return e.name

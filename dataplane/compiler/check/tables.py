@@ -138,6 +138,9 @@ class TableRules:
         self.entry_priorities(d)
 
     def entry_key(self: Checker, x: ast.Expr, kind: str, kt: Type | None) -> None:
+        if kind == "exact" and isinstance(x, ast.Default | ast.DontCare):
+            raise err(x, "an exact key matches one value: an entry gives it one, not '_' or "
+                         "default")
         self.keyset_elem(x, kt, "a table entry key")
         k = known(kt)
         if isinstance(x, ast.Mask):
