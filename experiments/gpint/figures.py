@@ -127,7 +127,8 @@ def _config(p: Point, params: dict[str, Any], mea_count: int) -> GpintRunConfig:
     return GpintRunConfig(n=p.n, planner=p.planner, recovery=p.recovery, load_pps=p.load_pps,
                           link_loss=p.link_loss, sessions=params["sessions"],
                           duration_s=params["duration_s"], warmup_s=params["warmup_s"],
-                          mea_count=mea_count)
+                          mea_count=mea_count,
+                          capacity_model=params["capacity_model"])
 
 
 def point_env(p: Point, env: RunEnv) -> RunEnv:
@@ -179,7 +180,8 @@ def sweep(ctx: Context, points: Sequence[Point]) -> list[dict[str, Any]]:
     """Run every point (in parallel with ``--jobs``), write the per-run rows
     to ``repetitions.csv`` and return them."""
     p = ctx.params
-    params = {k: p[k] for k in ("sessions", "warmup_s", "duration_s", "mea_count")}
+    params = {k: p[k] for k in ("sessions", "warmup_s", "duration_s", "mea_count",
+                               "capacity_model")}
     rows = ctx.map(run_point, [(pt, params, ctx.env) for pt in points], "runs")
     write_csv(ctx.out_dir / "repetitions.csv", rows)
     return rows
@@ -426,6 +428,10 @@ def common(planners: list[str], loads: list[float], ft: bool = False,
               "counter values per switch besides its DLV entry (the run's default: the same "
               "for every planner; lowered where a path cannot hold them)",
               check=_cfg_check("mea_count")),
+        Param("capacity_model", GpintRunConfig().capacity_model,
+              "switch capacity: 'identical' (the paper's utilisation statement), "
+              "'per-switch', or 'measured' (the switch model's measured capacity)",
+              check=_cfg_check("capacity_model")),
     ]
     return out
 

@@ -30,7 +30,9 @@ def test_registered_with_paper_defaults_and_quick_values(name: str) -> None:
     assert ("pdps" in full) == (name in WITH_PDPS)
     if name in WITH_PDPS:
         assert full["pdps"] == [0.05, 0.10, 0.15, 0.20]
-    assert exp.targets == (tuple(TARGETS) if name == "gpint-fig13" else ("sim",))
+    live = name in ("gpint-fig10", "gpint-fig13")  # the crosscheck's and a recovery figure
+    assert exp.targets == (tuple(TARGETS) if live else ("sim",))
+    assert full["capacity_model"] == "identical"
 
 
 def test_paper_planners_and_loads() -> None:
