@@ -113,3 +113,17 @@ def test_duration_instead_of_packets() -> None:
     cfg = RunConfig(packets=None, duration_s=0.5)
     assert cfg.per_sender_packets() == [313, 313]  # ceil(0.5 s x 625 packets/s)
     assert cfg.traffic_duration_s() == 0.5
+
+
+def test_update_gaps_are_per_port_and_inside_the_measured_time() -> None:
+    from orchestration.systems.intlabel.metrics import update_gaps_ms
+
+    a, b = ("s1", 1), ("s1", 2)
+    arrivals = [(0.10, a, True), (0.30, b, True), (0.16, a, True), (0.20, a, False),
+                (0.25, a, True), (0.37, b, True), (0.90, a, True)]
+    # a: 0.10 -> 0.16 -> 0.25 (the rejected 0.20 is no update); b: 0.30 -> 0.37;
+    # 0.90 is after the end.
+    assert sorted(update_gaps_ms(arrivals, 0.05, 0.5)) == pytest.approx([60.0, 70.0, 90.0])
+    assert update_gaps_ms(arrivals, 0.2, 0.5) == pytest.approx([70.0])
+    m = run(mode="A", T_ms=50, Ti_ms=100, seed=0)
+    assert m.update_gaps_ms and min(m.update_gaps_ms) >= 50.0 - 1.0  # labels are T apart

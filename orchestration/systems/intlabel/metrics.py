@@ -137,6 +137,22 @@ def updates_by_window(arrivals: Iterable[tuple[float, PortName, bool]], window_n
     return out
 
 
+def update_gaps_ms(arrivals: Iterable[tuple[float, PortName, bool]], start_s: float,
+                   end_s: float) -> list[float]:
+    """Milliseconds between consecutive accepted updates of each port that
+    both fall in ``[start_s, end_s)``: what section 4.2's P_t is about."""
+    last: dict[PortName, float] = {}
+    gaps: list[float] = []
+    for t, port, ok in sorted(arrivals, key=lambda a: a[0]):
+        if not ok or not start_s <= t < end_s:
+            continue
+        before = last.get(port)
+        if before is not None:
+            gaps.append(round((t - before) * 1e3, 6))
+        last[port] = t
+    return gaps
+
+
 def window_coverage(active: Mapping[int, set[PortName]], updated: Mapping[int, set[PortName]],
                     window_ns: int, windows: range) -> list[WindowCoverage]:
     """Coverage of each window in ``windows`` that had traffic."""
@@ -201,6 +217,8 @@ class RunMetrics:
     extra: dict[str, Any] = field(default_factory=dict)
     env: dict[str, Any] = field(default_factory=dict)
     """Where the run happened (``RunEnv.to_dict``: seed and target)."""
+    update_gaps_ms: list[float] = field(default_factory=list)
+    """Gaps between consecutive accepted updates of a port (``update_gaps_ms``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -284,4 +302,5 @@ def assemble(cfg: Any, truth: GroundTruth, arrivals: list[tuple[float, Any, bool
         build_time_s=build_time_s,
         extra=extra or {},
         env=env or {},
+        update_gaps_ms=update_gaps_ms(arrivals, cfg.warmup_s, cfg.traffic_duration_s()),
     )
