@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from intbed.commands.targets import target_option
+from intbed.commands.targets import switch_model_option, target_option
 from orchestration.network import Target
 
 
@@ -33,8 +33,9 @@ def p4app() -> None:
               help="Keep what every switch port sends as pcaps (BMv2's names, "
                    "<switch>-eth<port>_out.pcap) under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@switch_model_option
 def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | None,
-        as_json: bool) -> None:
+        as_json: bool, switch_model: str | None) -> None:
     """Build the network PATH declares (a p4app.json or a NetworkAPI
     network.py), apply each switch's command file once its pipeline is up,
     then ping every pair of hosts.
@@ -48,6 +49,11 @@ def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | N
     app = load_app(path)
     _echo_notes(app.notes)
     options: dict[str, object] = {}
+    if target.models_timing:
+        options["switch_model"] = switch_model
+    elif switch_model is not None:
+        raise click.BadParameter(f"{target}'s switches take the time they take; the model "
+                                 "applies to the sim", param_hint="--switch-model")
     if pcap_dir is not None and not target.live:
         options["pcap_dir"] = pcap_dir
     elif pcap_dir is not None:
