@@ -51,6 +51,8 @@ PAIRS = [
          "sub.apply(m.x);", "sub.run(m.x);", "has no method 'run'", shared=SUB),
     Pair(PARAMS, "a constructor argument has its parameter's type", "LOCALS",
          "Sub(8w1) sub;", "Sub(true) sub;", "cannot use a bool as bit<8>", shared=SUBK),
+    Pair(PARAMS, "a constructor argument is compile-time known", "LOCALS",
+         "Sub(8w1) sub;", "Sub(m.x) sub;", "must be a compile-time known value", shared=SUBK),
     Pair(PARAMS, "a constructor gets every argument", "LOCALS",
          "Sub(8w1) sub;", "Sub() sub;", "No argument supplied for k", shared=SUBK),
     Pair(PARAMS, "a constructor takes no more arguments than it has parameters", "LOCALS",

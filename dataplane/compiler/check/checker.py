@@ -287,6 +287,7 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
         else:
             for a in d.args:
                 self.expr(a.value)
+        self.compile_time_arguments(d)
         if isinstance(k, BlockT) and k.decl is self.block and scope is not self.res.root:
             raise err(d, f"{k.kind} {k.name} cannot instantiate itself")
         if isinstance(k, BlockT) and k.kind in ("parser", "control") and \

@@ -86,6 +86,22 @@ class DeclRules:
         ent = self.scope.lookup(e.func.name)
         return ent is not None and ent.kind == TYPE
 
+    def compile_time_arguments(self: Checker, d: ast.Instantiation) -> None:
+        """Constructor arguments are compile-time known: constants, other
+        instances or constructor calls (spec 15, 18.1)."""
+        for a in d.args:
+            v = a.value
+            if self.is_constant(v) or self.constructed(v) or self.instance_name(v):
+                continue
+            raise err(v, f"a constructor argument of {d.name} must be a compile-time known "
+                         "value")
+
+    def instance_name(self: Checker, e: ast.Expr) -> bool:
+        if not isinstance(e, ast.Name):
+            return False
+        ent = self.scope.lookup(e.name)
+        return ent is not None and ent.kind == INSTANCE
+
     def enum_underlying(self: Checker, d: ast.EnumDecl, t: Type | None) -> BitT | None:
         """A serializable enum's type is a bit<W> or int<W> (spec 7.2.1)."""
         if d.underlying is None:

@@ -18,6 +18,7 @@ from dataplane.compiler.frontend.types import (
     ErrorT,
     IntT,
     ListT,
+    StructT,
     TupleT,
     Type,
     VoidT,
@@ -217,11 +218,30 @@ class StmtRules:
         if len(elems) == 1 and isinstance(elems[0], ast.Name):
             ent = self.scope.lookup(elems[0].name)
             if ent is not None and ent.kind == VALUE_SET:
-                return  # a value set of a struct matches every key at once
+                self.value_set_label(elems[0], ent.type, keys)
+                return
         if len(elems) != n:
             raise err(ks, f"a select label has {len(elems)} value(s) for {n} key(s)")
         for x, kt in zip(elems, keys):
             self.keyset_elem(x, kt, "a select label")
+
+    def value_set_label(self: Checker, label: ast.Name, vt: Type | None,
+                        keys: list[Type | None]) -> None:
+        """A value set labels one key with its element type, or every key
+        at once with a struct of their types (spec 13.11, as p4c types it)."""
+        self.expr(label)
+        k = known(vt)
+        if k is None:
+            return
+        if isinstance(k, TupleT) and len(keys) > 1:
+            raise P4UnsupportedError("unsupported construct: a value set of a tuple matched "
+                                     "against several keys (use a struct)", label.loc)
+        leaves = _leaves(k)  # a struct's fields, nested ones flattened, stand for the keys
+        if len(leaves) != len(keys):
+            raise err(label, f"value set {label.name} of {vt} does not match the select's "
+                             f"{len(keys)} key(s)")
+        for lt, kt in zip(leaves, keys):
+            self.converts(lt, kt, label)
 
     def keyset_elem(self: Checker, x: ast.Expr, kt: Type | None, what: str) -> None:
         """One value, mask, range or value set matched against a key."""
@@ -236,6 +256,7 @@ class StmtRules:
             self.known_label(p, what)
             if isinstance(p, ast.Name) and self.scope.lookup(p.name) is not None and \
                     self.scope.lookup(p.name).kind == VALUE_SET:  # type: ignore[union-attr]
+                self.converts(self.scope.lookup(p.name).type, kt, p)  # type: ignore[union-attr]
                 continue
             if isinstance(known(pt), ListT) and isinstance(known(kt), TupleT | ListT):
                 continue
@@ -251,6 +272,16 @@ class StmtRules:
         if not self.is_constant(e):
             raise err(e, f"{what} must be a compile-time known value (a constant, a mask or "
                          "range of constants, or a value set)")
+
+
+def _leaves(t: Type) -> list[Type | None]:
+    if isinstance(t, StructT):
+        out: list[Type | None] = []
+        for _, ft in t.fields:
+            k = known(ft)
+            out += _leaves(k) if k is not None else [None]
+        return out
+    return [t]
 
 
 def always_returns(s: ast.Stmt | None) -> bool:
