@@ -242,9 +242,10 @@ def differential(case: Case, python: CompiledProgram, built: CompiledProgram) ->
 def reference(case: Case, compiled: CompiledProgram) -> list[str]:
     """``arith_case``: each packet's output against the one Python computed."""
     sw = Switch(compiled)
+    reset = bounded(sw)
     problems = []
     for i, ((port, data), want) in enumerate(zip(case.packets, case.expected)):
-        got = sw.process(port, data)
+        got = outcome(sw, reset, port, data)
         if got != [(1, want)]:
             problems.append(f"packet {i} {data.hex()}: got {got}, want {want.hex()}")
     return problems

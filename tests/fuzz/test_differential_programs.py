@@ -19,7 +19,16 @@ from pathlib import Path
 
 import pytest
 from fuzz_cli_support import PROFILE
-from p4gen import Case, Header, arith_case, arith_program, generate, pack, stf_text
+from p4gen import (
+    BOOL_FIELD,
+    Case,
+    Header,
+    arith_case,
+    arith_program,
+    generate,
+    pack,
+    stf_text,
+)
 from p4gen_exprs import Ty
 from p4gen_run import (
     Built,
@@ -175,6 +184,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[tuple[Case,
         pytest.skip(why)
     cases = [generate(s, PACKETS) for s in seeds(PROGRAMS)]
     cases += [arith_case(s) for s in seeds(ARITH_BUILT, 200_000)]
+    cases += built_regressions()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(loader.DIR_ENV, str(tmp_path_factory.mktemp("accel")))
         pairs = build_cases(cases, tmp_path_factory.mktemp("p4gen"))
@@ -195,7 +205,9 @@ def test_python_and_built_pipelines_agree_packet_for_packet(
             failures.append(pair)
             continue
         if case.expected:
-            failures += [f"arith seed {case.seed}: {p}" for p in reference(case, pair[1])]
+            for how, compiled in zip(("python", "built"), pair):
+                failures += [f"arith seed {case.seed} ({how}): {p}"
+                             for p in reference(case, compiled)]
             continue
         report = differential(case, *pair)
         packets += report.packets
@@ -210,7 +222,27 @@ def test_python_and_built_pipelines_agree_packet_for_packet(
 
 
 # ------------------------------------------------------------------ regressions
-#
+
+
+def built_regressions() -> list[Case]:
+    """Programs on which the build once differed from the Python text, as
+    cases of known outputs (``expected``), built with the sample.
+
+    A header whose bool fields stand ahead of wide ones (p4gen seed 9066:
+    bool, bool, bit<63>, bit<7>) is emitted by one struct.pack of a 72-bit
+    unit joined by shifts; the bools' bits were ``(1 if f else 0)``, which
+    Cython types a C long, so shifted past bit 63 in C they overflowed and
+    the built deparser raised struct.error ("int too large to convert")
+    where the Python text emitted the header."""
+    inputs = Header("in", [("a", BOOL_FIELD), ("b", BOOL_FIELD), ("c", Ty(63)),
+                           ("d", Ty(7))])
+    program = arith_program(inputs, [("r", Ty(8))], ["        hdr.o.r = 8w0x5a;"])
+    frames = [bytes.fromhex(h) for h in ("400000000000000101", "c0000000000000017f",
+                                          "ffffffffffffffffff", "000000000000000000")]
+    return [Case(-1, program, [], {}, [(0, f) for f in frames], {}, {},
+                 [f + b"\x5a" for f in frames])]
+
+
 # Found by the arithmetic reference (the Python text and its build agreed:
 # both computed the same wrong value). The signed form of a value in the
 # generated code, ((v + h) & m) - h, was not parenthesized whole, so a

@@ -257,7 +257,10 @@ class PacketIOMixin:
                 if isinstance(sft, BitT) and sft.signed:
                     p = f"({p} & {sft.mask})"
                 elif isinstance(sft, BoolT):
-                    p = f"(1 if {p} else 0)"
+                    # An integer object, not ``(1 if p else 0)``: Cython types
+                    # that a C long, and the unit's shifts of it past 63 bits
+                    # (a bool ahead of wide fields) would overflow.
+                    p = f"({p} and 1 or 0)"
                 fields.append((p, w))
             value = _joined(fields)
             if len(unit.codes) > 1 and not (value.isidentifier() or _SLOT.match(value)):
