@@ -301,7 +301,7 @@ def _method(ck: Checker, base: Type | None, f: ast.Member, e: ast.Call) -> Type 
         if isinstance(v, int) and v < 0:
             raise err(count, f"{f.name}'s count is not negative")
         return VoidT()
-    if isinstance(b, StructLikeT) and f.name in SIZE_METHODS:
+    if f.name in SIZE_METHODS and not e.args:  # of any type with a size (spec 9)
         return IntT()
     raise err(f, f"a value of type {base} has no method '{f.name}'")
 

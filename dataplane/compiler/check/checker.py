@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from common.errors import P4UnsupportedError
 from dataplane.compiler.check.blocks import BlockRules
 from dataplane.compiler.check.calls import constructor_args
 from dataplane.compiler.check.decls import DeclRules
@@ -45,6 +46,7 @@ from dataplane.compiler.frontend.types import (
     NewT,
     StackT,
     StringT,
+    StructLikeT,
     StructT,
     TupleT,
     Type,
@@ -137,6 +139,12 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
         if not self.is_constant(d.value) and not _static_assert(d.value):
             raise err(d.value, f"initializer of constant '{d.name}' is not a compile-time "
                                "known value")
+        if any(isinstance(n, ast.Member) and self.type_named(n.expr) is None
+               and isinstance(known(self.facts.types.get(id(n.expr))), StructLikeT)
+               for n in ast.walk(d.value)):
+            raise P4UnsupportedError(f"unsupported construct: constant '{d.name}' from a field "
+                                     "of a constant struct (well typed; code generation folds "
+                                     "no such field)", d.value.loc)
         scope.declare(d.name, Entity(CONST, d, t, self.res.const_value(d.value, scope)), d)
 
     def declare_var(self, d: ast.VarDecl, scope: Scope) -> None:

@@ -172,6 +172,8 @@ def _cast_problem(s: Type, d: Type) -> str | None:
             return None
         return ": a bool casts only to unsigned bit<W>" if isinstance(d, BitT) else ""
     if isinstance(s, IntT):
+        if isinstance(d, EnumT) and d.underlying is not None:
+            return None  # through the enum's type, as p4c substitutes it
         return None if isinstance(d, BitT | BoolT | IntT) else ""
     if isinstance(s, EnumT) and s.underlying is not None:
         if isinstance(d, BitT):

@@ -207,11 +207,13 @@ class ExprRules:
 
     def e_Slice(self: Checker, e: ast.Slice, want: Type | None) -> Type | None:  # noqa: N802
         base = known(self.expr(e.expr))
+        self.serial_operand(e, "[:]", base)
         width = _plus_slice_width(e)
         for bound in (e.hi, e.lo) if width is None else (width, e.lo):
             bt = known(self.expr(bound))
             if bt is None:
                 continue
+            self.serial_operand(e, "[:]", bt)
             if not isinstance(bt, BitT | IntT):
                 raise err(bound, f"a slice bound is an integer, not {bt}")
             if width is not None and bound is e.lo:
@@ -239,6 +241,8 @@ class ExprRules:
         k = known(t)
         if k is None:
             return t
+        if isinstance(k, EnumT) and k.underlying is not None and e.op != "!":
+            self.serial_operand(e, e.op, t)
         if e.op == "!":
             if not isinstance(k, BoolT):
                 raise err(e, f"'!' needs a bool, not {t}")
@@ -259,7 +263,15 @@ class ExprRules:
         a = self.expr(e.left, want if op in ARITH else None)
         b = self.expr(e.right, a if op in ARITH or op in ("==", "!=") else None)
         ka, kb = known(a), known(b)
+        if op not in ("==", "!=") or not (isinstance(ka, EnumT) and ka is kb):
+            ka, kb = serial_value(ka), serial_value(kb)  # spec 8.3: to the underlying type
+            if op == "++" or (ka is not known(a) and kb is not known(b) and
+                              known(a) is not known(b)):
+                self.serial_operand(e, op, a, b)
         if op == "++":
+            if isinstance(ka, StringT) and isinstance(kb, StringT):
+                raise P4UnsupportedError("unsupported construct: concatenating strings (a "
+                                         "string ++ a string is well typed, spec 8.6)", e.loc)
             for k, t in ((ka, a), (kb, b)):
                 if k is not None and not isinstance(k, BitT):
                     raise err(e, f"'++' needs sized bit-strings, not {t}")
@@ -270,6 +282,8 @@ class ExprRules:
             return BoolT() if op in ORDER or op in ("==", "!=") else (a if kb is not None or
                                                                        ka is not None else None)
         t = self.unify(ka, kb, e, op)
+        if ka is not known(a) and kb is not known(b):
+            t = ka  # both serializable enums: their (agreeing) underlying type
         if op in ("==", "!="):
             return BoolT()
         k = known(t)  # an enum takes part only in == and != (spec 8.3)
@@ -289,6 +303,15 @@ class ExprRules:
                 if isinstance(v, int) and not isinstance(v, bool) and v < 0:
                     raise err(e, f"'{op}' is not defined on negative numbers ({v})")
         return t
+
+    def serial_operand(self: Checker, e: ast.Expr, op: str, *types: Type | None) -> None:
+        """A serializable enum stands for its value in any expression (spec
+        8.3); code generation takes it so in arithmetic and comparisons
+        only, so elsewhere it is a located unsupported construct."""
+        if any(isinstance(known(t), EnumT) and known(t).underlying is not None  # type: ignore
+               for t in types):
+            raise P4UnsupportedError(f"unsupported construct: a serializable enum as an operand "
+                                     f"of '{op}' (cast it to its underlying type)", e.loc)
 
     def unify(self: Checker, a: Type, b: Type, node: ast.Node, op: str) -> Type:
         """The common type of two operands (an ``int`` takes the other's)."""
@@ -341,7 +364,9 @@ class ExprRules:
             if isinstance(b, NewT):
                 raise err(e.right, f"a shift amount must be a bit<W> or a compile-time known "
                                    f"non-negative integer, not {b} (a new type: cast it)")
-            if isinstance(kb, BitT) and kb.signed:
+            if isinstance(kb, EnumT) and kb.underlying is not None:
+                kb = kb.underlying  # a serializable enum shifts by its value (p4c)
+            if isinstance(kb, BitT) and kb.signed and not self.is_constant(e.right):
                 raise err(e.right, "shift amount must be unsigned")
             if not isinstance(kb, BitT | IntT):
                 raise err(e.right, f"a shift amount must be an unsigned bit<W> or a "
@@ -349,7 +374,8 @@ class ExprRules:
             amount = self.res.const_value(e.right, self.scope)
             if isinstance(amount, int) and amount < 0:
                 raise err(e.right, "negative shift amount")
-        ka = known(a)
+        ka = serial_value(known(a))
+        self.serial_operand(e, e.op, a, b)
         if ka is not None and not isinstance(ka, BitT | IntT):
             raise err(e, f"cannot shift a value of type {a}")
         if isinstance(ka, IntT) and kb is not None and not self.is_constant(e.right):
@@ -423,13 +449,16 @@ class ExprRules:
 
     def is_constant(self: Checker, e: ast.Expr) -> bool:
         """Whether ``e`` is known at compile time (spec 18.1)."""
-        if isinstance(e, ast.IntLit | ast.BoolLit | ast.StringLit | ast.Default | ast.DontCare):
+        if isinstance(e, ast.IntLit | ast.BoolLit | ast.StringLit | ast.Default | ast.DontCare
+                      | ast.InvalidHeader):
             return True
         if isinstance(e, ast.Name):
             ent = self.facts.symbols.get(id(e)) or self.scope.lookup(e.name)
             return ent is not None and ent.kind == CONST
-        if isinstance(e, ast.Member):
-            return self.type_named(e.expr) is not None
+        if isinstance(e, ast.Member):  # an enum or error member, or a constant's field
+            return self.type_named(e.expr) is not None or (
+                isinstance(known(self.facts.types.get(id(e.expr))), StructLikeT)
+                and self.is_constant(e.expr))
         if isinstance(e, ast.Unary | ast.Cast):
             return self.is_constant(e.expr)
         if isinstance(e, ast.Binary):
@@ -487,6 +516,14 @@ class ExprRules:
         from dataplane.compiler.check.calls import call_type
 
         return call_type(self, e, want)
+
+
+def serial_value(t: Type | None) -> Type | None:
+    """A serializable enum's underlying type (it converts to it implicitly
+    in expressions, spec 8.3); any other type itself."""
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying
+    return t
 
 
 def _plus_slice_width(e: ast.Slice) -> ast.Expr | None:
