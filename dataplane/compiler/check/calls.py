@@ -96,7 +96,8 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
         scope = _generic_scope(ent.scope or ck.res.root, decl.type_params, e, ck)
         ptypes = [ck.res.resolve(p.type, scope) for p in decl.params]
         _bind(ck, decl.params, e, ptypes, name)
-        ck.facts.extern_calls.append((e, decl, ptypes, ck.res.resolve(decl.return_type, scope)))
+        ck.facts.extern_calls.append((e, decl, ptypes, ck.res.resolve(decl.return_type, scope),
+                                      _names_unseen(ck, decl, decl.type_params)))
         if name == "verify" and ck.ctx.kind in ("control", "action"):
             raise err(e, "verify() is called only in a parser")
         if name == "static_assert":
@@ -138,6 +139,19 @@ def _returns_on_every_path(ent: Entity) -> None:
     if ent.type is None and not decl.type_params:
         return
     raise err(decl, f"function {decl.name} does not return a value on every path")
+
+
+def _names_unseen(ck: Checker, decl: ast.Node, type_params: list[str]) -> bool:
+    """Whether the signature names a type parameter the caller's scope does
+    not know: code generation reads a program's own extern's parameter types
+    in the caller's scope."""
+    if ck.generic_depth or ck.ctx.kind not in ("control", "parser"):
+        return False  # only apply blocks and states are sure to be generated
+    refs = [p.type for p in decl.params] + [decl.return_type]
+    names = {n.name for n in ast.walk(refs) if isinstance(n, ast.TypeName)}
+    return any(n in type_params and (ck.scope.lookup(n) is None
+                                     or ck.scope.lookup(n).kind != TYPE)  # type: ignore
+               for n in names)
 
 
 def _explicit_types(ck: Checker, decl: ast.FunctionDecl, e: ast.Call,
@@ -317,7 +331,9 @@ def _extern_method(ck: Checker, t: ExternT, f: ast.Member, e: ast.Call) -> Type 
     scope = _generic_scope(ck.res.root, m.type_params, e, ck, bound)
     ptypes = [ck.res.resolve(p.type, scope) for p in m.params]
     _bind(ck, m.params, e, ptypes, f"{t.name}.{f.name}")
-    ck.facts.extern_calls.append((e, m, ptypes, ck.res.resolve(m.return_type, scope)))
+    ck.facts.extern_calls.append((e, m, ptypes, ck.res.resolve(m.return_type, scope),
+                                  _names_unseen(ck, m, [*m.type_params,
+                                                        *getattr(decl, "type_params", [])])))
     if len(e.args) < len(m.params):
         ck.facts.optional_left_out.append((e, f"{t.name}.{f.name}"))
     if t.name == "packet_out" and f.name == "emit" and e.args:

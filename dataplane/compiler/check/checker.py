@@ -87,6 +87,7 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
         self.block: ast.Decl | None = None  # the parser or control being checked
         self.bound: dict[str, Type] = {}
         self.specialized: set[tuple] = set()
+        self.generic_depth = 0
 
     @contextmanager
     def nested(self, ctx: Context | None = None) -> Iterator[Scope]:
@@ -249,7 +250,8 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
         with self.nested(Context("function", ret)) as body:
             body.parent = inner
             ent.params = self.params(d.params, body, read_only_plain=True)
-            self.s_Block(d.body)  # the body may shadow a parameter, as in p4c
+            with self.generic_body(d):
+                self.s_Block(d.body)  # the body may shadow a parameter, as in p4c
         scope.declare(d.name, ent, d)  # after the body: no recursion (spec 10)
 
     def specialize(self, ent: Entity, bindings: dict[str, Type]) -> Type | None:
@@ -345,15 +347,27 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
                                          INSTANCE, p, t), p)
         return inner.child()
 
+    @contextmanager
+    def generic_body(self, d: ast.Decl) -> Iterator[None]:
+        """Checking a generic declaration as written (not for an instance),
+        which code generation never generates as such."""
+        generic = bool(getattr(d, "type_params", None)) and not self.bound
+        self.generic_depth += generic
+        try:
+            yield
+        finally:
+            self.generic_depth -= generic
+
     def d_ControlDecl(self, d: ast.ControlDecl, scope: Scope) -> None:  # noqa: N802
         inner = self.block_scope(d, scope)
         saved = self.scope, self.ctx
         self.scope, self.ctx = inner, Context("control")
         try:
-            for local in d.locals:
-                self.declare(local, inner)
-            with self.nested():
-                self.stmts(d.body.stmts)
+            with self.generic_body(d):
+                for local in d.locals:
+                    self.declare(local, inner)
+                with self.nested():
+                    self.stmts(d.body.stmts)
         finally:
             self.scope, self.ctx = saved
 
@@ -373,12 +387,13 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
         saved = self.scope, self.ctx
         self.scope, self.ctx = inner, Context("parser", states=states)
         try:
-            for local in d.locals:
-                self.declare(local, inner)
-            for st in d.states:
-                with self.nested():
-                    self.stmts(st.stmts)
-                    self.transition(st.transition)
+            with self.generic_body(d):
+                for local in d.locals:
+                    self.declare(local, inner)
+                for st in d.states:
+                    with self.nested():
+                        self.stmts(st.stmts)
+                        self.transition(st.transition)
         finally:
             self.scope, self.ctx = saved
 

@@ -96,10 +96,11 @@ class Facts:
     names."""
     applied_tables: set[int] = field(default_factory=set)
     """Table declarations some ``apply()`` call applies."""
-    extern_calls: list[tuple[ast.Node, Any, list[Type | None], Type | None]] = field(
+    extern_calls: list[tuple[ast.Node, Any, list[Type | None], Type | None, bool]] = field(
         default_factory=list)
     """Every call of an extern function or method: the call, the function or
-    method declaration called, its parameter types and its result type."""
+    method declaration called, its parameter types, its result type and
+    whether its signature names type parameters the caller cannot see."""
     optional_left_out: list[tuple[ast.Node, str]] = field(default_factory=list)
     """Calls of a program's own extern methods that leave an optional
     parameter out, with the method's name."""

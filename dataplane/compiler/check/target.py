@@ -68,7 +68,10 @@ def check_target(program: ast.Program, ck: Checker) -> None:
                 not _from_builtin(d):
             raise unsupported(d, f"the program's own extern function '{d.name}' (BMv2 "
                                  "has one of that name)")
-    for call, decl, ptypes, rt in ck.facts.extern_calls:
+    for call, decl, ptypes, rt, generic in ck.facts.extern_calls:
+        if not _from_builtin(decl) and generic:
+            raise unsupported(call, f"a call of the program's own generic extern {decl.name} "
+                                    "(its parameter types name type parameters)")
         if not _from_builtin(decl) and _user_extern_results_with_headers(decl, ptypes, rt):
             raise unsupported(call, "a result holding headers from the program's own extern "
                                     f"{decl.name} (an out or inout argument, or the value "
