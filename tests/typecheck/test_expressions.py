@@ -136,6 +136,9 @@ PAIRS = [
     Pair("8.13 Operations on tuple expressions", "a tuple is compared with a list of its "
          "types", "APPLY", "tuple<bit<8>, bit<8>> t = {1, 2}; m.f = t == {1, 2};",
          "tuple<bit<8>, bit<8>> t = {1, 2}; m.f = t == {1, true};", "cannot use a bool"),
+    Pair("8.15 Operations on lists", "a list expression indexed is not run", "APPLY",
+         "tuple<bit<8>, bit<8>> t = {1, 2}; m.x = t[0];", "m.x = {8w1, 8w2}[0];",
+         "indexing a list expression", unsupported=True),
     Pair("8.21 Operations on header unions", "a union has isValid only", "APPLY",
          "m.f = hdr.u.isValid();", "hdr.u.setValid();", "has no method 'setValid'"),
     Pair(CALLS, "an out argument is assignable", "APPLY",

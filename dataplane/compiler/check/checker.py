@@ -24,7 +24,7 @@ from dataplane.compiler.check.env import (
     Facts,
     Scope,
 )
-from dataplane.compiler.check.exprs import ExprRules, err
+from dataplane.compiler.check.exprs import SIZE_METHODS, ExprRules, err
 from dataplane.compiler.check.packages import check_package
 from dataplane.compiler.check.stmts import Context, StmtRules
 from dataplane.compiler.check.tables import TableRules
@@ -140,13 +140,23 @@ class Checker(ExprRules, StmtRules, TableRules, DeclRules, BlockRules):
         if not self.is_constant(d.value) and not _static_assert(d.value):
             raise err(d.value, f"initializer of constant '{d.name}' is not a compile-time "
                                "known value")
-        if any(isinstance(n, ast.Member) and self.type_named(n.expr) is None
-               and isinstance(known(self.facts.types.get(id(n.expr))), StructLikeT)
-               for n in ast.walk(d.value)):
-            raise P4UnsupportedError(f"unsupported construct: constant '{d.name}' from a field "
-                                     "of a constant struct (well typed; code generation folds "
-                                     "no such field)", d.value.loc)
+        if any(self.unfolded(n) for n in ast.walk(d.value)):
+            raise P4UnsupportedError(f"unsupported construct: constant '{d.name}' computed "
+                                     "from a field, an element or a size (well typed; code "
+                                     "generation folds literals and operators only)",
+                                     d.value.loc)
         scope.declare(d.name, Entity(CONST, d, t, self.res.const_value(d.value, scope)), d)
+
+    def unfolded(self, n: ast.Node) -> bool:
+        """A compile-time known part code generation does not fold: a field
+        of a constant struct, an element of a constant tuple, a size."""
+        if isinstance(n, ast.Member):
+            return self.type_named(n.expr) is None and isinstance(
+                known(self.facts.types.get(id(n.expr))), StructLikeT)
+        if isinstance(n, ast.Index):
+            return isinstance(known(self.facts.types.get(id(n.expr))), TupleT | ListT)
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Member) and \
+            n.func.name in SIZE_METHODS
 
     def declare_var(self, d: ast.VarDecl, scope: Scope) -> None:
         t = self.res.resolve(d.type, scope)

@@ -202,6 +202,9 @@ class ExprRules:
         if isinstance(b, TupleT | ListT):
             if not isinstance(i, int) or not 0 <= i < len(b.elems):
                 raise err(e, f"a tuple is indexed by a constant below {len(b.elems)}")
+            if isinstance(b, ListT):
+                raise P4UnsupportedError("unsupported construct: indexing a list expression "
+                                         "(well typed; give it a tuple type)", e.loc)
             return b.elems[i]
         raise err(e, f"cannot index a value of type {base}")
 
@@ -467,6 +470,10 @@ class ExprRules:
             return all(self.is_constant(x) for x in (e.cond, e.then, e.other))
         if isinstance(e, ast.Slice):
             return self.is_constant(e.expr)
+        if isinstance(e, ast.Index):  # an element of a constant tuple or list
+            return self.is_constant(e.expr) and self.is_constant(e.index)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Member) and not e.args:
+            return e.func.name in SIZE_METHODS  # sizes are known at compile time (spec 9)
         if isinstance(e, ast.ListExpr):
             return all(self.is_constant(x) for x in e.elems)
         if isinstance(e, ast.StructExpr):
