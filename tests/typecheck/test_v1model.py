@@ -42,6 +42,8 @@ PAIRS = [
          V1.replace("P()", "C()"), "is a parser; C is a control"),
     Pair(PACKAGE, "a block has the parameter count of its place", "MAIN", V1,
          V1.replace("V()", "I()"), "verify block takes 2 parameters"),
+    Pair(PACKAGE, "a block's constructor call takes its constructor parameters", "MAIN", V1,
+         V1.replace("E()", "E(1)"), "E constructor: too many arguments"),
     Pair(PACKAGE, "V1Switch takes six blocks", "MAIN", V1,
          V1.replace(", D()", ""), "V1Switch takes 6 arguments"),
     Pair(PACKAGE, "a named argument names a parameter", "MAIN",

@@ -107,6 +107,12 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
         return known(ck.res.resolve(decl.return_type, scope)) or None
     if ent.kind == TYPE:
         t = ent.type
+        decl = getattr(known(t), "decl", None)
+        if isinstance(decl, ast.ParserDecl | ast.ControlDecl) and not decl.type_params:
+            # a constructor call: its arguments bind the constructor parameters (spec 15)
+            ptypes = [ck.res.resolve(p.type, ck.res.root) for p in decl.ctor_params]
+            _bind(ck, decl.ctor_params, e, ptypes, f"{name} constructor")
+            return t
         for a in e.args:
             ck.expr(a.value)
         if isinstance(t, BlockT | ExternT):
