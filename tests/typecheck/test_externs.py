@@ -22,6 +22,12 @@ PAIRS = [
     Pair(OBJECTS, "a constructor has an overload for the arguments", "LOCALS",
          "register<bit<8>>(4) r;", "register<bit<8>>(4, 5, 6) r;",
          "no declaration of 'register constructor'"),
+    Pair(OBJECTS, "a constructor call in an expression takes its parameters' types",
+         "LOCALS", "table t { key = { m.x: exact; } actions = { NoAction; } "
+         "implementation = action_profile(32); }",
+         "table t { key = { m.x: exact; } actions = { NoAction; } "
+         "implementation = action_profile(true); }", "cannot use a bool",
+         shared={"APPLY": "t.apply();"}),
     Pair(METHODS, "a method's out argument is assignable", "APPLY",
          "r.read(m.x, 1);", "r.read(8w1, 1);", "not assignable", shared=REG),
     Pair(METHODS, "a method's argument takes the instance's type", "APPLY",

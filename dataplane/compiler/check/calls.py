@@ -113,6 +113,11 @@ def _call_entity(ck: Checker, ent: Entity, name: str, e: ast.Call) -> Type | Non
             ptypes = [ck.res.resolve(p.type, ck.res.root) for p in decl.ctor_params]
             _bind(ck, decl.ctor_params, e, ptypes, f"{name} constructor")
             return t
+        if isinstance(known(t), ExternT) and not getattr(decl, "type_params", None):
+            k = known(t)
+            constructor_args(ck, ast.Instantiation(name, ast.TypeName(name, loc=e.loc), e.args,
+                                                   loc=e.loc), k)  # type: ignore[arg-type]
+            return t
         for a in e.args:
             ck.expr(a.value)
         if isinstance(t, BlockT | ExternT):
