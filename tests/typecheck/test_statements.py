@@ -99,6 +99,12 @@ PAIRS = [
          "bit<8> v = 1; m.x = v;", "m.x = v; bit<8> v = 1;", "'v': declaration not found"),
     Pair("6.10 Visibility", "one declaration of a name per scope", "APPLY",
          "bit<8> v = 1; m.x = v;", "bit<8> v = 1; bit<8> v = 2;", "duplicate declaration"),
+    Pair("6.10 Visibility", "an inner block may shadow an outer name (p4c warns)", "APPLY",
+         "bit<8> v = 1; { bit<8> v = 2; m.x = v; }", "bit<8> v = 1; { bit<8> w = 2; "
+         "bit<8> w = 3; }", "duplicate declaration of 'w'"),
+    Pair("6.10 Visibility", "a local may shadow a top-level constant", "LOCALS",
+         "bit<8> K = 2;", "bit<8> K = 2; bit<8> K = 3;", "duplicate declaration of 'K'",
+         shared={"TOP": "const bit<8> K = 1;", "APPLY": "m.x = K;"}),
     Pair("6.7 L-values", "a call's result is not assigned to", "APPLY",
          "m.f = hdr.h.isValid();", "hdr.s[0] = t.apply();", "cannot use", shared=TABLE),
 ]
