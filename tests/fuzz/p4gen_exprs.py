@@ -275,6 +275,20 @@ class Not(Expr):
         return int(not self.a.eval(env))
 
 
+@dataclass(frozen=True)
+class Bit(Expr):
+    """``(bit<1>)c`` of a boolean."""
+
+    c: Expr
+    ty: Ty = Ty(1)
+
+    def p4(self) -> str:
+        return f"((bit<1>){self.c.p4()})"
+
+    def eval(self, env: Mapping[str, int]) -> int:
+        return int(bool(self.c.eval(env)))
+
+
 def constant(e: Expr) -> bool:
     """Whether ``e`` has a value at compile time: it reads no variable, or
     only in the branch a constant condition leaves out."""
@@ -342,6 +356,9 @@ class ExprGen:
 
     def leaf(self, ty: Ty) -> Expr:
         rng = self.rng
+        if ty == Ty(1) and rng.random() < 0.3:
+            self.note("bool as bit")
+            return Bit(self.cond(1))
         same = [v for v in self.names if v.ty == ty]
         if same and rng.random() < 0.6:
             return rng.choice(same)

@@ -93,6 +93,18 @@ def wrap_code(code: str, t: BitT) -> str:
     return f"(({code}) & {t.mask})"
 
 
+def wide_operand(code: str, width: int) -> str:
+    """``code`` as the left operand of a shift whose result may reach bit 63
+    (``width`` >= 64): an integer object. Built, Cython types a choice of
+    small literals such as ``(9 if c else 3)`` (a bool's bit among them) or
+    a machine-word local a C integer, and shifting that past bit 63
+    overflows (by 64 or more it is undefined). Code that reads slots and
+    chooses nothing is made of objects already, and stays as it is."""
+    if width < 64 or ("s[" in code and " if " not in code):
+        return code
+    return f"int({code})"
+
+
 def unsigned_code(code: str, t: Type) -> str:
     t = strip(t)
     if isinstance(t, BitT) and t.signed:
@@ -559,7 +571,8 @@ class ExprMixin:
         if b.is_const:
             if b.const >= ta.width:
                 return const(a.type, 0)
-            return Val(a.type, code=wrap_code(f"{a.code} << {b.code}", ta))
+            return Val(a.type, code=wrap_code(f"{wide_operand(a.code, ta.width)} << {b.code}",
+                                              ta))
         if ta.signed:
             return Val(a.type, code=f"to_signed(shl({a.code}, {b.code}, {ta.mask}, {ta.width}),"
                                     f" {ta.width})")
@@ -576,7 +589,8 @@ class ExprMixin:
         t = BitT(ta.width + tb.width, ta.signed)
         if a.is_const and b.is_const:
             return const(t, wrap(((a.const & ta.mask) << tb.width) | (b.const & tb.mask), t))
-        code = f"(({unsigned_code(a.code, ta)} << {tb.width}) | {unsigned_code(b.code, tb)})"
+        left = wide_operand(unsigned_code(a.code, ta), t.width)
+        code = f"(({left} << {tb.width}) | {unsigned_code(b.code, tb)})"
         return Val(t, code=wrap_code(code, t) if t.signed else code)
 
     def compound_equal(self: CodeGen, a: Val, b: Val, op: str, node: ast.Node) -> Val:
