@@ -9,6 +9,7 @@ send times and, per frame, its latency through the switch or -1 (lost).
 
 from __future__ import annotations
 
+import select
 import shlex
 import signal
 import subprocess
@@ -33,7 +34,9 @@ from orchestration.calibrate.send import UDP_DPORT, parse_seq
 from p4src import program_path
 
 READY_TIMEOUT_S = 60.0
-CAPTURE_SETTLE_S = 0.5
+CAPTURE_READY_S = 30.0
+CAPTURE_SETTLE_S = 0.2
+DRAIN_S = 1.5  # past libpcap's 1,000 ms buffer timeout
 
 
 @dataclass
@@ -81,10 +84,23 @@ def switch_command(binary: str, template: str | None) -> list[str]:
 
 
 def _capture(host: str, direction: str, path: Path) -> subprocess.Popen[bytes]:
+    """tcpdump on ``host``'s interface, returned once it says it listens
+    (on a busy machine that takes longer than any fixed pause). Not in
+    immediate mode, whose wake-up per packet would take the cores from the
+    switch under test: libpcap hands packets over in blocks up to its
+    1 s timeout late, so a capture is stopped ``DRAIN_S`` after the last
+    send."""
     argv = in_ns(host, ["tcpdump", "-i", host_iface(host), "-Q", direction, "-n", "-s", "96",
                         "-B", "32768", "-j", "host", "--time-stamp-precision=nano",
                         "-w", str(path), "udp", "dst", "port", str(UDP_DPORT)])
-    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    ready, _, _ = select.select([proc.stderr], [], [], CAPTURE_READY_S)
+    line = proc.stderr.readline().decode(errors="replace") if ready else ""
+    if "listening on" not in line:
+        _stop(proc)
+        raise CalibrationError(f"tcpdump on {host} did not start: {line.strip() or 'no answer'}")
+    return proc
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -123,7 +139,7 @@ def measure(rate_pps: float, seconds: float, size: int, seed: int, seq0: int,
     try:
         time.sleep(CAPTURE_SETTLE_S)
         _send(rate_pps, seconds, size, seed, seq0)
-        time.sleep(CAPTURE_SETTLE_S)
+        time.sleep(DRAIN_S)
     finally:
         for proc in caps:
             _stop(proc)

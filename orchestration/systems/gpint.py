@@ -25,7 +25,7 @@ lightly loaded switches become slow ones). ``derived_capacities`` computes
 both; ``capacity_pps`` gives every switch a fixed capacity. The model
 'measured' sets no processing rate: each switch serves what the switch
 timing model measured (``--switch-model``; BMv2 simple_switch here:
-28,900 packets/s), which is how fast a BMv2 switch on this machine is,
+22,300 packets/s), which is how fast a BMv2 switch on this machine is,
 whatever the paper's were.
 """
 

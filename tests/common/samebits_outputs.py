@@ -27,19 +27,19 @@ if str(TESTS.parent) not in sys.path:
 
 QUICK_METRICS = {
     "gpint-fig10":
-        "c144e6464d80a0a3d59be56a04286ec8cb0998d8f03061a52781fcd31a33c010",
+        "6403af6eef44452a5079ad149c551869674aa9fdec947c2fb91cb7db5c6e02b1",
     "intcollector-fig9":
         "c0384fe070c57dc32bace6284be82395e9e407bad5f56ea66a998df116e0ce9b",
     "intcollector-storage":
         "ff171da39c5b7f6bb14ab1bf82e5a35693ec3c30b42706aba3e6be34b0950493",
     "intlabel-fig9":
-        "e61af52cffd2f457086fa7920e5079a7ac55f38b639ce0df07ec82efc8c1a3a4",
+        "d46ed40069fd65d40367b4e1da27bdaf21f56ea1031f13ba1a341cf00af4b6d9",
     "intlabel-fig12":
-        "26728ef5aa679ec0c4c3ae48db2512b1ee1ef5510161a2d7dc12136acebf542a",
+        "0104d2a019e248eec787853642a57b1244f45522f5611d21238ad91f2fa69ea1",
     "intlabel-fig14":
-        "4c1dd3c894b8acf4edb56102dd15456a6299459e812575314b8ba4dfe072e986",
+        "20e96308596ef2c08933dbb8c56227cb7144cd5c03d0f16c6bef1784a98b91ad",
     "intlabel-fig17":
-        "0c8a72d923fd3ec443b725ccf9a589f14632e21c8a4c65cfd2ae4586c749af30",
+        "155d55c089fc00a9266da73ccd41b5f9bb3a572498431cf2d28895a1ba2779bf",
     "intlabel-fig21":
         "ca438e65e11cb3082ee27599a12fa8eb7d62e4b6fdcbdeb674f6ea31ed3f0c89",
     "intlabel-fig22":

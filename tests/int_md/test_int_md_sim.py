@@ -146,7 +146,8 @@ def routed(sent: bytes, hops: int) -> bytes:
 @pytest.fixture(scope="module")
 def run() -> tuple[Topology, dict[int, bytes], dict[int, bytes], list[bytes], Recorder]:
     topo = line_topology()
-    net = open_network("sim", topo, "int_md", seed=3)
+    # Switches that take no time: only the rate-limited queue may delay a packet.
+    net = open_network("sim", topo, "int_md", seed=3, switch_model="ideal")
     assert isinstance(net, SimNetwork)
     reports: list[bytes] = []
     net.attach_collector(lambda frames: reports.extend(f for f, _ in frames))

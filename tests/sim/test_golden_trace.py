@@ -32,7 +32,7 @@ from topologies.generators import build_topology
 
 GOLDEN = {
     "ideal": "7b97085ecd652b5022a8aa0c998f867f1d821b85f49da8bcf11fd8e8f1cf9cec",
-    "bmv2": "d27f657456d0644bfd91c158863a955e7d074b059028d6e36ab2f00c480bc9eb",
+    "bmv2": "60c8c45aa39153418e09fcb2c9232a333ea3bbc348d0436170354dbf9b2cdbeb",
 }
 DURATION_S = 10.0
 
