@@ -107,3 +107,19 @@ def test_the_v1model_version_is_one_p4c_knows(tmp_path: Path, version: str,
     with pytest.raises(P4SemanticError, match=message) as caught:
         compile_file(bad)
     assert caught.value.loc is not None and caught.value.loc.file.endswith("v1model.p4")
+
+
+def test_the_user_metadata_is_a_struct(tmp_path: Path) -> None:
+    """17, with p4c's BMv2 back end: V1Switch's M is a struct; the same
+    program with a header there is refused on the parser's parameter."""
+    from tests.typecheck.pairs import DEFAULTS, program
+
+    text = program("MAIN", DEFAULTS["MAIN"], {})
+    good = tmp_path / "good.p4"
+    good.write_text(text)
+    compile_file(good)
+    bad = tmp_path / "bad.p4"
+    bad.write_text(text.replace("struct M {", "header M {").replace(" error e; }", " }"))
+    with pytest.raises(P4SemanticError, match="user metadata type must be a struct") as caught:
+        compile_file(bad)
+    assert caught.value.loc is not None and caught.value.loc.line == 9

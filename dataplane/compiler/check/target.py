@@ -23,6 +23,7 @@ from dataplane.compiler.frontend.types import (
     HeaderT,
     StackT,
     StructLikeT,
+    StructT,
     UnionT,
 )
 from dataplane.schema import MATCH_KINDS
@@ -315,6 +316,10 @@ def _v1switch(main: ast.Instantiation, ck: Checker) -> None:
         raise P4SemanticError("the first V1Switch argument must be a parser", args[0].loc)
     h = ck.res.resolve(parser.params[1].type, ck.res.root)
     hs = known(h)
+    meta = ck.res.resolve(parser.params[2].type, ck.res.root)
+    if known(meta) is not None and not isinstance(known(meta), StructT):
+        raise P4SemanticError(f"V1Switch's user metadata type must be a struct, not {meta} "
+                              "(p4c's BMv2 back end)", parser.params[2].loc)
     for fname, ft in getattr(hs, "fields", []):
         if not isinstance(known(ft), HeaderT | StackT | UnionT):
             raise unsupported(parser.params[1], f"headers type {h} with field '{fname}' of "
