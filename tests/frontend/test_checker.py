@@ -87,7 +87,7 @@ FAMILIES = [
      program(apply="m.y = (bit<16>)hdr.h.a;"), program(apply="m.y = hdr.h.a;"), "APPLY",
      "cannot assign a value of type bit<8> to bit<16>"),
     ("cast rules",
-     program(apply="bool b = (bool)hdr.h.a[0:0]; m.x = (bit<8>)b;"),
+     program(apply="bool b = (bool)hdr.h.a[0:0]; m.x = (bit<8>)(bit<1>)b;"),
      program(apply="bool b = (bool)hdr.h.a;"), "APPLY", "cannot cast bit<8> to bool"),
     ("slice bounds",
      program(apply="m.x = hdr.h.c[15:8];"), program(apply="m.x = hdr.h.c[16:9];"), "APPLY",

@@ -50,6 +50,10 @@ PAIRS = [
     Pair(KEYS, "a match kind is a match_kind", "LOCALS",
          keyed("", "m.x: exact;"), keyed("", "m.x: NoAction;"), "is not a match kind",
          shared=APPLY_T),
+    Pair(KEYS, "a complex key has a @name (p4c)", "LOCALS",
+         keyed("", "m.x + m.x: exact @name(\"twice\"); hdr.h.a & 0x0f: ternary; "
+                   "hdr.h.isValid(): exact;"),
+         keyed("", "m.x + m.x: exact;"), "needs a @name annotation", shared=APPLY_T),
     Pair(KEYS, "a key is a scalar", "LOCALS",
          keyed("", "hdr.h.a: exact;"), keyed("", "hdr.h: exact;"),
          "a key is a bit-string, bool, enum or error", shared=APPLY_T),

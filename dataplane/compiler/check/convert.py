@@ -167,10 +167,11 @@ def _cast_problem(s: Type, d: Type) -> str | None:
         if isinstance(d, EnumT) and d.underlying is not None:
             return None if d.underlying == s else f": {d}'s underlying type is {d.underlying}"
         return None if isinstance(d, IntT) else ""
-    if isinstance(s, BoolT):  # the spec and p4c: bit<1> only; intbed: any bit<W>
-        if isinstance(d, BitT) and not d.signed:
+    if isinstance(s, BoolT):  # the spec and p4c: to bit<1> only
+        if isinstance(d, BitT) and not d.signed and d.width == 1:
             return None
-        return ": a bool casts only to unsigned bit<W>" if isinstance(d, BitT) else ""
+        return (": a bool casts only to bit<1> (then widen it: (bit<W>)(bit<1>)b)"
+                if isinstance(d, BitT) else "")
     if isinstance(s, IntT):
         if isinstance(d, EnumT) and d.underlying is not None:
             return None  # through the enum's type, as p4c substitutes it

@@ -33,6 +33,10 @@ class TableRules:
             mk = self.scope.lookup(k.match_kind)
             if mk is None or mk.kind != CONST or not isinstance(mk.type, MatchKindT):
                 raise err(k, f"'{k.match_kind}' is not a match kind")
+            if not _names_itself(k.expr) and not any(a.name == "name" for a in k.annotations):
+                raise err(k.expr, "a key that is not a field, slice, constant index, mask "
+                                  "or isValid() needs a @name annotation (p4c's rule: the "
+                                  "control plane names keys)")
         listed: list[Entity] = []
         for ref in d.actions:
             ent = self.action_ref(ref)
@@ -206,6 +210,27 @@ def _listed_with(d: ast.TableDecl, listed: list[Entity], ent: Entity, anno: str)
     (``@tableonly``, ``@defaultonly``: spec 14.2.1.2)."""
     return any(x is ent and any(a.name == anno for a in ref.annotations)
                for ref, x in zip(d.actions, listed))
+
+
+def _names_itself(e: ast.Expr) -> bool:
+    """A key p4c names from its own text (its table key names pass): a
+    field path, a constant index or slice of one, a constant, a mask by a
+    constant, or ``isValid()``."""
+    if isinstance(e, ast.Name | ast.IntLit | ast.BoolLit):
+        return True
+    if isinstance(e, ast.Member):
+        return _names_itself(e.expr)
+    if isinstance(e, ast.Index):
+        return _names_itself(e.expr) and isinstance(e.index, ast.IntLit)
+    if isinstance(e, ast.Slice):
+        return _names_itself(e.expr)
+    if isinstance(e, ast.Binary) and e.op == "&":
+        return _names_itself(e.left) and isinstance(e.right, ast.IntLit)
+    if isinstance(e, ast.Call):
+        f = e.func
+        return (isinstance(f, ast.Member) and f.name == "isValid" and not e.args
+                and _names_itself(f.expr))
+    return False
 
 
 def _no_self_reference(d: ast.TableDecl) -> None:
