@@ -196,20 +196,26 @@ def poisson(
     if not rate_pps > 0:
         raise TrafficError(f"packet rate must be positive, not {rate_pps!r}")
     rng = np.random.default_rng(seed)
-    mean_gap = US_PER_S / rate_pps
-    expected = duration_us / mean_gap
+    arrivals = _poisson_arrivals(rng, US_PER_S / rate_pps, 0.0, float(duration_us))
+    times = np.floor(arrivals).astype(np.int64) + start_us
+    return Schedule.from_times(times, packet_size, dest, seq_start)
+
+
+def _poisson_arrivals(rng: np.random.Generator, mean_gap: float, start: float,
+                      end: float) -> np.ndarray:
+    """Poisson arrival times in ``[start, end)``: exponential gaps drawn in
+    chunks sized to hold them all but rarely (six sigma over the mean)."""
+    expected = (end - start) / mean_gap
     chunk = int(expected + 6 * math.sqrt(expected) + 16)
     parts: list[np.ndarray] = []
-    last = 0.0
+    last = start
     while True:
         arrivals = last + np.cumsum(rng.exponential(mean_gap, chunk))
-        inside = arrivals[arrivals < duration_us]
+        inside = arrivals[arrivals < end]
         parts.append(inside)
         if len(inside) < chunk:
-            break
+            return np.concatenate(parts)
         last = float(arrivals[-1])
-    times = np.floor(np.concatenate(parts)).astype(np.int64) + start_us
-    return Schedule.from_times(times, packet_size, dest, seq_start)
 
 
 def on_off(
@@ -248,11 +254,7 @@ def on_off(
     while t < duration_us:
         end = min(t + rng.exponential(mean_on_us if on else mean_off_us), float(duration_us))
         if on:
-            times = t + np.cumsum(rng.exponential(gap, int((end - t) / gap * 1.5) + 16))
-            while times[-1] < end:  # rare: more arrivals than drawn
-                more = times[-1] + np.cumsum(rng.exponential(gap, len(times)))
-                times = np.concatenate([times, more])
-            parts.append(times[times < end])
+            parts.append(_poisson_arrivals(rng, gap, t, end))
         t = end
         on = not on
     times_us = (np.floor(np.concatenate(parts)).astype(np.int64) if parts
