@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -37,15 +36,11 @@ def crosscheck(name: str, quick: bool, seeds: int, live: Target, settings: tuple
     from rich.table import Table
 
     from experiments.crosscheck import crosscheck as run
-    from experiments.framework import RESULTS_DIR, ExperimentError
+    from experiments.framework import RESULTS_DIR
+    from intbed.commands.run import parse_settings
     from orchestration.network import TARGETS
 
-    overrides: dict[str, Any] = {}
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ExperimentError(f"--set {item!r}: expected PARAM=VALUE")
-        overrides[key.strip()] = value.strip()
+    overrides = parse_settings(settings)
     if not live.live:
         raise click.BadParameter(f"{live} is not a live target", param_hint="--against")
     where = out or RESULTS_DIR / "crosscheck" / f"{name}{'-quick' if quick else ''}"

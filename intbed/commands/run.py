@@ -57,14 +57,9 @@ def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: b
         target: Target, redis_url: str | None, settings: tuple[str, ...],
         cluster: str | None, resume: bool, quiet: bool, switch_model: str | None) -> None:
     """Run experiment NAME and write its results, figure and summary."""
-    from experiments.framework import ExperimentError, run_experiment
+    from experiments.framework import run_experiment
 
-    overrides: dict[str, Any] = {}
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ExperimentError(f"--set {item!r}: expected PARAM=VALUE")
-        overrides[key.strip()] = value.strip()
+    overrides = parse_settings(settings)
     with _Progress(quiet) as progress:
         path = run_experiment(name, overrides, seed=seed, quick=quick, out=out, jobs=jobs,
                               force=force, target=target, redis=redis_url,
@@ -74,6 +69,20 @@ def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: b
     summary = path / "summary.md"
     if summary.exists():
         click.echo(summary.read_text())
+
+
+def parse_settings(settings: tuple[str, ...]) -> dict[str, Any]:
+    """``--set PARAM=VALUE`` items as overrides (values checked later, by
+    the experiment's parameters)."""
+    from experiments.framework import ExperimentError
+
+    overrides: dict[str, Any] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ExperimentError(f"--set {item!r}: expected PARAM=VALUE")
+        overrides[key.strip()] = value.strip()
+    return overrides
 
 
 class _Progress:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from dataplane.targets.sim.timing import quantile_mean
 from orchestration.calibrate.sweep import Point
 
 SATURATED_LOSS = 0.05
@@ -60,7 +61,7 @@ def gamma_quantiles(mean_ns: float, cv: float, n: int = QUANTILES, seed: int = 0
     shape = 1.0 / (cv * cv)
     sample = np.random.default_rng(seed).gamma(shape, mean_ns / shape, 400_000)
     q = np.quantile(sample, np.minimum(probs, TOP_TRIM))
-    return np.maximum(q * (mean_ns / _mean_of_quantiles(q)), 1.0)
+    return np.maximum(q * (mean_ns / quantile_mean(q.tolist())), 1.0)
 
 
 def fit(points: Sequence[Point]) -> dict[str, Any]:
@@ -100,10 +101,6 @@ def fit(points: Sequence[Point]) -> dict[str, Any]:
             "capacity_measured": measured, "service_cv": cv,
             "service_cv_fitted_on": [float(p.rate_pps) for p in loaded],
             "low_rate_pps": float(low.rate_pps)}
-
-
-def _mean_of_quantiles(q: np.ndarray) -> float:
-    return float(((q[1:] + q[:-1]) / 2).mean())
 
 
 def replay(point: Point, service_ns: Sequence[float], delay_ns: Sequence[float], *,

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from common.pcap import iter_pcap
+from common.procs import stop_process
 from orchestration.calibrate.netns import (
     CalibrationError,
     CalibrationNet,
@@ -104,13 +105,8 @@ def _capture(host: str, direction: str, path: Path) -> subprocess.Popen[bytes]:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """SIGINT: tcpdump writes out what it holds and exits."""
+    stop_process(proc, 10.0, sig=signal.SIGINT)
 
 
 def _stamps(path: Path) -> dict[int, int]:
@@ -190,12 +186,7 @@ def sweep(command: Sequence[str], rates: Sequence[float], *, seconds: float, siz
                 points.append(point)
             return points
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, 10.0)
             log.close()
 
 

@@ -110,13 +110,6 @@ class SwitchModel:
                    f"{cap:,.0f} packets/s)" if cap else "no service time")
         return f"{self.name}: {service}, mean delay {self.mean_delay_ns / 1000:.1f} us"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name,
-                "service_quantiles_us": [round(v / 1000, 3) for v in self.service_quantiles_ns],
-                "pipeline_delay_us": self.pipeline_delay_ns / 1000,
-                "delay_quantiles_us": [round(v / 1000, 3) for v in self.delay_quantiles_ns],
-                "input_depth": self.input_depth, **({"source": self.source} if self.source else {})}
-
 
 class ServiceDraws:
     """Service times in integer nanoseconds, drawn in batches (numpy's
