@@ -22,19 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from experiments.framework import ExperimentError, run_experiment
+from experiments.stats import t975
 
-# Student's t at 0.975 by degrees of freedom (larger: the next row down).
-_T975 = ((1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (6, 2.447),
-         (7, 2.365), (8, 2.306), (10, 2.228), (15, 2.131), (20, 2.086), (30, 2.042),
-         (60, 2.000), (120, 1.980))
 EQUAL_REL = 1e-9
-
-
-def t975(df: float) -> float:
-    for limit, t in _T975:
-        if df <= limit:
-            return t
-    return 1.960
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import platform
 import re
@@ -29,6 +30,7 @@ from typing import Any
 
 from common.errors import IntbedError
 from common.paths import checkout_root
+from experiments.stats import verdict
 from orchestration.network import DEFAULT_TARGET, TARGETS, RunEnv, Target, get_target
 
 RESULTS_DIR = Path("results")
@@ -99,9 +101,27 @@ class Headline:
     paper: float | None
     unit: str = ""
     note: str = ""
+    ci95: float | None = None  # ours' 95 % half width over repetitions
+    n: int | None = None  # repetitions behind ours
+    tolerance: float | None = None  # absolute; None: experiments.stats' default
+    direction: bool | None = None  # the trend or ordering the paper states holds in ours
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.ours, self.paper, ci95=self.ci95, tolerance=self.tolerance,
+                       direction=self.direction)
 
     def record(self) -> dict[str, Any]:
-        return {"name": self.name, "ours": self.ours, "paper": self.paper, "unit": self.unit}
+        out: dict[str, Any] = {"name": self.name, "ours": self.ours, "paper": self.paper,
+                               "unit": self.unit}
+        for key in ("ci95", "n", "tolerance", "direction"):
+            value = getattr(self, key)
+            if value is not None and not (isinstance(value, float) and math.isnan(value)):
+                out[key] = value
+        out["verdict"] = self.verdict
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 @dataclass
@@ -319,9 +339,12 @@ def summary_markdown(exp: Experiment, params: dict[str, Any], seed: int, quick: 
     if exp.description:
         lines += [exp.description, ""]
     lines += [f"Seed {seed}{', quick run' if quick else ''}{where}; {wall_s:.1f} s wall.", "",
-              "| figure | ours | paper | unit |", "| --- | --- | --- | --- |"]
+              "| figure | ours | 95 % CI | paper | unit | verdict |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for h in result.headlines:
-        lines.append(f"| {h.name} | {_num(h.ours)} | {_num(h.paper)} | {h.unit} |")
+        ci = f"± {_num(h.ci95)}" if h.ci95 is not None and math.isfinite(h.ci95) else "-"
+        lines.append(f"| {h.name} | {_num(h.ours)} | {ci} | {_num(h.paper)} | {h.unit} "
+                     f"| {h.verdict} |")
     notes = [h for h in result.headlines if h.note]
     if notes or result.notes:
         lines += ["", "## Notes", ""]

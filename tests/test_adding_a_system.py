@@ -119,7 +119,8 @@ def test_a_system_registered_in_one_place_is_found_everywhere(toy: None,
         rows = list(csv.DictReader(fh))
     assert rows == [{"switches": "2", "pairs": "2", "reached": "2"}]  # h1<->h2 on a 2-line
     heads = json.loads((out / "summary.json").read_text())["headlines"]
-    assert heads == [{"name": "pairs reached", "ours": 2.0, "paper": None, "unit": "pairs"}]
+    assert heads == [{"name": "pairs reached", "ours": 2.0, "paper": None, "unit": "pairs",
+                      "verdict": "not comparable"}]
     assert framework.get("toy-fig1").targets == ("sim", "mininet", "bmv2")
 
 

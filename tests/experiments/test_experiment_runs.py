@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from experiments.framework import load_all, run_experiment
+from experiments.stats import VERDICTS
 from intbed.cli import cli
 
 NAMES = sorted(name for name in load_all() if name.startswith("intlabel-"))
@@ -34,7 +35,8 @@ def test_quick_run_writes_results(tmp_path: Path, name: str) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert summary["headlines"], "an experiment states its headline numbers"
     for h in summary["headlines"]:
-        assert set(h) == {"name", "ours", "paper", "unit"}
+        assert {"name", "ours", "paper", "unit", "verdict"} <= set(h)
+        assert h["verdict"] in VERDICTS
     config = json.loads((out / "config.json").read_text())
     assert config["experiment"] == name and config["quick"] is True
     heads = {h["name"]: h for h in summary["headlines"]}

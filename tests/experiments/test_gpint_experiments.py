@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from experiments.framework import ExperimentError, load_all, run_experiment
-from experiments.gpint.figures import aggregate, configs, mean_ci, t975
+from experiments.gpint.figures import aggregate, configs
+from experiments.stats import mean_ci, t975
 from orchestration.network import TARGETS
 
 FIGS = [f"gpint-fig{n}" for n in range(8, 16)]
