@@ -18,6 +18,7 @@ from typing import Any
 
 import cython
 
+from common.errors import P4UnsupportedError
 from dataplane.compiler import native
 from dataplane.compiler.check import check_program
 from dataplane.compiler.codegen.calls import CopyBlockParams
@@ -27,7 +28,7 @@ from dataplane.compiler.frontend.direct_calls import instantiate_direct_calls
 from dataplane.compiler.frontend.types import HeaderT, StackT, StructLikeT, field_bits, strip
 from dataplane.compiler.options import current as current_options
 from dataplane.runtime import externs as rt_externs
-from dataplane.runtime import support
+from dataplane.runtime import plugins, support
 from dataplane.runtime.tables import Entry
 from dataplane.schema import ControllerHeaderInfo, FieldInfo, ProgramSchema
 from fastpath.build import Job
@@ -60,6 +61,8 @@ class CompiledProgram:
     """Whether the generated code reads the payload slot (a
     ``*_with_payload`` checksum); when it does not, the engine passes the
     payload along as the frame and an offset, never copied on its own."""
+    user_externs: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    """The program's own externs it uses: kind and first use (plugins bind them)."""
 
 
 def _globals() -> dict[str, Any]:
@@ -103,6 +106,7 @@ def compile_program(program: Program, source: Path, *,
             break
         except CopyBlockParams as again:
             copy_blocks |= {again.qname}
+    _require_implementations(gen.user_externs)
     namespace = native.load(text, _globals())
     built = namespace is not None
     if namespace is None:
@@ -126,7 +130,21 @@ def compile_program(program: Program, source: Path, *,
         runnable=gen.main is not None,
         empty_blocks=frozenset(k for k, fn in gen.blocks.items() if fn in gen.empty_funcs),
         reads_payload=gen.reads_payload,
+        user_externs=gen.user_externs,
     )
+
+
+def _require_implementations(externs: Mapping[str, tuple[str, Any]]) -> None:
+    """Refuse a program's own extern that no plugin implements, as p4c's
+    BMv2 back end does without ``--emit-externs``: where BMv2 would need a
+    module, intbed needs one in ``$INTBED_EXTERN_PLUGINS``."""
+    for name, (kind, loc) in externs.items():
+        if not plugins.bound(kind, name):
+            raise P4UnsupportedError(
+                f"unsupported construct: the program's own extern {kind} '{name}': BMv2 "
+                "runs it only with a module implementing it; register one with "
+                f"dataplane.runtime.plugins.extern_{kind}('{name}') in a module listed in "
+                f"{plugins.ENV}", loc)
 
 
 def controller_headers(program: Program, layout: Layout) -> list[ControllerHeaderInfo]:
@@ -183,6 +201,7 @@ def compile_file(path: str | Path, include_dirs: Sequence[Path] = (),
            tuple(str(d) for d in include_dirs), tuple(sorted((defines or {}).items())))
     hit = _CACHE.get(key)
     if hit is not None:
+        _require_implementations(hit.user_externs)  # plugins may have changed since
         return hit
     program = parse_file(p, include_dirs=tuple(include_dirs), defines=dict(defines or {}))
     compiled = compile_program(program, p)

@@ -21,8 +21,10 @@ binds such a name at run time to Python registered here:
 Modules holding such code are loaded from ``INTBED_EXTERN_PLUGINS`` (module
 names or ``.py`` paths, separated by ``:``), so switch processes and sweep
 workers find the same implementations as the command that started them.
-A program may use an extern nobody registered: the call itself is the
-error, naming the extern and how to provide it.
+As p4c's BMv2 back end refuses a program's own externs unless it is told
+to emit them (``--emit-externs``, with a module to load), the compiler
+refuses one that nothing here implements (``bound``), naming the extern
+and how to provide it; one unregistered after compiling fails at its call.
 """
 
 from __future__ import annotations
@@ -88,6 +90,13 @@ def _missing(what: str, name: str) -> RuntimeConfigError:
         f"{what} '{name}' has no implementation: register one with "
         f"dataplane.runtime.plugins.extern_{'object' if what.endswith('object') else 'function'}"
         f"('{name}') in a module listed in {ENV}")
+
+
+def bound(kind: str, name: str) -> bool:
+    """Whether extern ``name`` (kind "function" or "object") has an
+    implementation, after loading ``$INTBED_EXTERN_PLUGINS``."""
+    load_plugins()
+    return name in (_FUNCTIONS if kind == "function" else _OBJECTS)
 
 
 def function(name: str) -> Callable[..., Any]:

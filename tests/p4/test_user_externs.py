@@ -1,15 +1,17 @@
 """Externs a program declares itself run on plugins (user_extern/: a program,
-its STF test and the plugin); without a plugin, the call is a
-located run-time error naming the extern."""
+its STF test and the plugin); without a plugin the program is refused
+where it uses the extern, as p4c's BMv2 back end refuses it without
+--emit-externs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from common.errors import RuntimeConfigError
+from common.errors import P4UnsupportedError, RuntimeConfigError
 from dataplane.compiler.pipeline import compile_file
 from dataplane.runtime import plugins
 from dataplane.runtime.switch import Switch
@@ -34,9 +36,26 @@ def test_the_stf_passes_with_the_plugin(monkeypatch: pytest.MonkeyPatch) -> None
     assert result.output.startswith("PASS user_extern: 2 packets in, 2 expected out")
 
 
-def test_without_a_plugin_the_call_names_the_extern(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_plugin_the_program_is_refused_where_its_extern_is_used(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # p4c's BMv2 back end refuses a program's own externs without
+    # --emit-externs (p4c's testdata/p4_16_bmv_errors/no-externs-bmv2.p4).
     monkeypatch.delenv(plugins.ENV, raising=False)
-    sw = Switch(compile_file(PROGRAM))
+    with pytest.raises(P4UnsupportedError) as info:
+        compile_file(PROGRAM)
+    line = info.value.line()
+    assert re.match(r"^\S*user_extern\.p4:\d+:\d+: error: unsupported construct: the "
+                    r"program's own extern (function 'mix'|object 'Tally')", line), line
+    assert plugins.ENV in line and "\n" not in line
+
+
+def test_a_plugin_unregistered_after_compiling_fails_at_its_call() -> None:
+    plugins.extern_function("mix")(lambda a, b: 0)
+    plugins.extern_object("Tally")(type("Tally", (), {"__init__": lambda self, start: None,
+                                                      "next": lambda self, add: 0}))
+    program = compile_file(PROGRAM)
+    plugins.unregister("mix")
+    sw = Switch(program)
     with pytest.raises(RuntimeConfigError, match="extern function 'mix' has no implementation"):
         sw.process(0, bytes(6))
 

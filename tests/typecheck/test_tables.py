@@ -52,7 +52,7 @@ PAIRS = [
          shared=APPLY_T),
     Pair(KEYS, "a complex key has a @name (p4c)", "LOCALS",
          keyed("", "m.x + m.x: exact @name(\"twice\"); hdr.h.a & 0x0f: ternary; "
-                   "hdr.h.isValid(): exact;"),
+                   "hdr.h.isValid(): exact; m.x & m.x: ternary;"),
          keyed("", "m.x + m.x: exact;"), "needs a @name annotation", shared=APPLY_T),
     Pair(KEYS, "a key is a scalar", "LOCALS",
          keyed("", "hdr.h.a: exact;"), keyed("", "hdr.h: exact;"),

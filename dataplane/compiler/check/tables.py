@@ -34,8 +34,8 @@ class TableRules:
             if mk is None or mk.kind != CONST or not isinstance(mk.type, MatchKindT):
                 raise err(k, f"'{k.match_kind}' is not a match kind")
             if not _names_itself(k.expr) and not any(a.name == "name" for a in k.annotations):
-                raise err(k.expr, "a key that is not a field, slice, constant index, mask "
-                                  "or isValid() needs a @name annotation (p4c's rule: the "
+                raise err(k.expr, "a key that is not a name, constant, or a member, index, "
+                                  "slice, & or isValid() of such needs a @name annotation (p4c's rule: the "
                                   "control plane names keys)")
         listed: list[Entity] = []
         for ref in d.actions:
@@ -213,19 +213,19 @@ def _listed_with(d: ast.TableDecl, listed: list[Entity], ent: Entity, anno: str)
 
 
 def _names_itself(e: ast.Expr) -> bool:
-    """A key p4c names from its own text (its table key names pass): a
-    field path, a constant index or slice of one, a constant, a mask by a
-    constant, or ``isValid()``."""
+    """A key p4c names from its own text (its ``KeyNameGenerator``): a
+    name, a constant, a member, index, slice or ``&`` of such, or
+    ``isValid()`` of one; anything else needs ``@name``."""
     if isinstance(e, ast.Name | ast.IntLit | ast.BoolLit):
         return True
     if isinstance(e, ast.Member):
         return _names_itself(e.expr)
     if isinstance(e, ast.Index):
-        return _names_itself(e.expr) and isinstance(e.index, ast.IntLit)
+        return _names_itself(e.expr) and _names_itself(e.index)
     if isinstance(e, ast.Slice):
-        return _names_itself(e.expr)
+        return _names_itself(e.expr) and _names_itself(e.hi) and _names_itself(e.lo)
     if isinstance(e, ast.Binary) and e.op == "&":
-        return _names_itself(e.left) and isinstance(e.right, ast.IntLit)
+        return _names_itself(e.left) and _names_itself(e.right)
     if isinstance(e, ast.Call):
         f = e.func
         return (isinstance(f, ast.Member) and f.name == "isValid" and not e.args

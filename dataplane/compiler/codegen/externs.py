@@ -111,6 +111,7 @@ class ExternMixin:
                 qname, ext.size, ext.unit, ext.width, annotations=annos))
         elif _user_declared(t.decl):
             ext.kind = f"user:{kind}"
+            self.user_externs.setdefault(kind, ("object", d.loc))
             if any(not a.is_const for a in args):
                 raise self.err(d, f"the arguments of extern '{kind}' must be constants")
             ext.ctor_args = tuple(a.const for a in args)
@@ -500,6 +501,7 @@ class ExternMixin:
         decl = sym.overloads[0]
         if _user_declared(decl):
             k = self.user_functions.setdefault(name, len(self.user_functions))
+            self.user_externs.setdefault(name, ("function", e.loc))
             return self.call_user_extern(f"UF{k}", decl.params, decl.return_type, e, want)
         raise self.unsupported(e, f"extern function '{name}'")
 

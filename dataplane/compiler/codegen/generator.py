@@ -183,6 +183,9 @@ class CodeGen(ExprMixin, StmtMixin, CallMixin, TableMixin, ExternMixin, FieldLis
         self.value_sets: list[Any] = []
         # Extern functions the program declares itself, bound to plugins.
         self.user_functions: dict[str, int] = {}
+        # Each extern the program declares itself and uses: its kind
+        # ("function" or "object") and where it is first used.
+        self.user_externs: dict[str, tuple[str, Any]] = {}
         # struct formats of whole-header extracts and emits, and lengths of
         # all-zero lists for stack guards: one closure constant each.
         self.struct_formats: dict[str, int] = {}
