@@ -37,7 +37,6 @@ from p4gen_exprs import (
     Flag,
     Ty,
     Var,
-    constant,
     random_width,
     width_value,
 )
@@ -695,8 +694,6 @@ class Generator:
                 self.note("stack index at run time")
                 gen = self.exprs(self.scope_vars([], egress))
                 index = gen.expr(Ty(size.bit_length() - 1), 1)
-                if constant(index):  # folded: see p4gen_exprs.ExprGen._shift
-                    index = Const(index.eval({}), index.ty)
                 elem = f"hdr.st[(bit<32>){index.p4()}]"
             fields = [Var(f"{elem}.{f}", t) for f, t in self.stack.elem.fields]
             if pick < 0.55:

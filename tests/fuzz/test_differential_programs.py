@@ -311,9 +311,6 @@ def test_the_built_switch_agrees_with_a_process_running_python_alone(
     assert not failures, failures[:5]
 
 
-@pytest.mark.xfail(strict=True, reason="the checker folds a constant without wrapping it "
-                   "to its width: a shift amount it takes for negative, a stack index for "
-                   "out of bounds (p4gen writes such constants folded meanwhile)")
 @pytest.mark.parametrize(("types", "line", "want"), [
     ("", "hdr.o.r = 8w1 << (3w3 - 3w4);", b"\x80"),
     ("header e_t { bit<8> v; }\n", "hdr.o.r = hdr.st[(bit<32>)(3w7 << 8w5)].v;", b"\x00"),
@@ -321,9 +318,9 @@ def test_the_built_switch_agrees_with_a_process_running_python_alone(
 def test_a_constant_wraps_to_its_width_where_the_checker_folds_it(
         tmp_path: Path, types: str, line: str, want: bytes) -> None:
     """(3w3 - 3w4) is 3w7 in P4-16 and (3w7 << 8w5) is 3w0: 8w1 << the
-    first is 0x80, and the second indexes element 0 of a stack. intbed's
-    checker takes them for -1 ("negative shift amount") and 224 ("index
-    224 out of bounds")."""
+    first is 0x80, and the second indexes element 0 of a stack; a checker
+    folding without wrapping takes them for -1 ("negative shift amount")
+    and 224 ("index 224 out of bounds")."""
     inputs = Header("in", [("a", Ty(8))])
     text = arith_program(inputs, [("r", Ty(8))], [f"        {line}"])
     if types:

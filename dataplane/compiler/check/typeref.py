@@ -139,49 +139,71 @@ class TypeResolver:
 
     def const_value(self, e: ast.Expr, scope: Scope) -> object:
         """The value of a compile-time constant expression, or None when it
-        is not one (or not one yet: a constructor parameter)."""
+        is not one (or not one yet: a constructor parameter). A value of
+        type ``bit<W>``/``int<W>`` wraps to its width as it is folded
+        (spec 8.9.1: ``3w3 - 3w4`` is ``3w7``)."""
+        return self._const(e, scope)[0]
+
+    def _const(self, e: ast.Expr, scope: Scope) -> tuple[object, BitT | None]:
+        """The value and, where it has one, its fixed-width type."""
         if isinstance(e, ast.IntLit):
-            return e.value
+            t = BitT(e.width, e.signed) if e.width else None
+            return (_wrap(e.value, t) if t is not None else e.value), t
         if isinstance(e, ast.BoolLit):
-            return e.value
+            return e.value, None
         if isinstance(e, ast.Name):
             ent = (self.root if e.absolute else scope).lookup(e.name)
-            return ent.value if ent is not None and ent.kind == CONST else None
+            if ent is None or ent.kind != CONST:
+                return None, None
+            t = strip(ent.type) if ent.type is not None else None
+            return ent.value, t if isinstance(t, BitT) else None
         if isinstance(e, ast.Member) and isinstance(e.expr, ast.Name):
             ent = scope.lookup(e.expr.name)
             t = strip(ent.type) if ent is not None and ent.kind == TYPE and ent.type else None
             if isinstance(t, EnumT) and e.name in t.values:
-                return t.values[e.name]
-            return None
+                return t.values[e.name], None
+            return None, None
         if isinstance(e, ast.Unary):
-            v = self.const_value(e.expr, scope)
+            v, t = self._const(e.expr, scope)
             if isinstance(v, bool):
-                return (not v) if e.op == "!" else None
+                return ((not v) if e.op == "!" else None), None
             if isinstance(v, int):
-                return {"-": -v, "+": v, "~": ~v}.get(e.op)
-            return None
+                r = {"-": -v, "+": v, "~": ~v}.get(e.op)
+                return (_wrap(r, t) if r is not None and t is not None else r), t
+            return None, None
         if isinstance(e, ast.Cast):
-            v = self.const_value(e.expr, scope)
+            v, _ = self._const(e.expr, scope)
             t = self.resolve(e.type, scope)
-            if isinstance(v, int) and isinstance(strip(t) if t else None, BitT):
-                bt = strip(t)
-                assert isinstance(bt, BitT)
-                v = int(v) & bt.mask
-                if bt.signed and v >> (bt.width - 1):
-                    v -= 1 << bt.width
-            return v
+            bt = strip(t) if t else None
+            if isinstance(v, int) and not isinstance(v, bool) and isinstance(bt, BitT):
+                return _wrap(v, bt), bt
+            return v, None
         if isinstance(e, ast.Mux):
-            c = self.const_value(e.cond, scope)
+            c, _ = self._const(e.cond, scope)
             if isinstance(c, bool):
-                return self.const_value(e.then if c else e.other, scope)
-            return None
+                return self._const(e.then if c else e.other, scope)
+            return None, None
         if isinstance(e, ast.Binary):
-            a = self.const_value(e.left, scope)
-            b = self.const_value(e.right, scope)
+            a, ta = self._const(e.left, scope)
+            b, tb = self._const(e.right, scope)
             if not isinstance(a, int) or not isinstance(b, int):
-                return None
-            return _fold(e.op, a, b)
-        return None
+                return None, None
+            r = _fold(e.op, a, b)
+            if isinstance(r, bool) or r is None or e.op in ("&&", "||"):
+                return r, None
+            t = ta if e.op in ("<<", ">>") else (ta or tb)
+            if e.op in ("|+|", "|-|"):
+                return r, t
+            return (_wrap(r, t) if t is not None and isinstance(r, int) else r), t
+        return None, None
+
+
+def _wrap(v: int, t: BitT) -> int:
+    """``v`` as a value of ``t``: modulo 2**W, two's complement if signed."""
+    v &= t.mask
+    if t.signed and v >> (t.width - 1):
+        v -= 1 << t.width
+    return v
 
 
 def _instantiate(base: StructLikeT, params: list[str], args: list[Type]) -> StructLikeT:
