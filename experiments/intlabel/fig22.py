@@ -1,18 +1,18 @@
 """INT-label's Fig. 22: packets and extra bits to trace one flow's path
 with INT-label, PINT and INT, vs the path's length.
 
-Packets (a): INT sends one probe that every hop stamps; INT-label's
-specific-flow telemetry (section 3.3) samples one packet at the first hop
-and sets its INT_num to MAX_hop, so every later hop labels it with
-probability f = INT_num / (MAX_hop - 1) >= 1: one labeled packet carries
-the whole path. PINT is measured: flows through ``sinks.pint``'s
-encoders and decoder at the paper's 16-bit budget (32-bit switch ids, so
-two fragments), beside the online decoder's exact expectation. Extra bits
-(b): INT = the probe's own headers (Ethernet 14 B, IPv4 20 B, UDP 8 B) +
-INT-MD v2.0 shim 4 B + INT-MD header 12 B + a 4-byte node id per hop;
-INT-label = its 2-byte INT option + per hop either the 4-byte switch id
-(what path tracing needs, as INT's node id) or the paper's whole 32-byte
-item (set beside an INT probe carrying 32 bytes a hop too); PINT = packets x 16 digest bits.
+INT and INT-label are measured on the target (``--target``, sim by
+default): each traces one flow on a line of switches and the collector
+decodes the path from the reports it receives
+(``orchestration.systems.intlabel.trace``): INT-label by its specific-flow
+telemetry (section 3.3, every hop labels the flow's 1 kB packets with its
+32-byte item), INT by INT-MD v2.0 probes asking each hop for its node id.
+Packets are those sent until a report first gave the true path; extra bits
+are the telemetry bits those packets carried on the wire into the last
+switch (a probe's whole frame). PINT is measured too: flows through
+``sinks.pint``'s encoders and decoder at the paper's 16-bit budget (32-bit
+switch ids, so two fragments), beside the online decoder's exact
+expectation; its extra bits are packets x 16.
 """
 
 from __future__ import annotations
@@ -23,17 +23,13 @@ from typing import Any
 from common.seeds import derive_seed
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from experiments.pint.figures import LABELS, _schemes_check, measure
-from sinks.intlabel.report import ITEM_BYTES
+from orchestration.network import RunEnv
+from orchestration.systems.intlabel.trace import TraceResult, trace_flow
 from sinks.pint.pathtrace import MAX_HOPS
 
 PAPER = ("INT-label: Lightweight In-band Network-Wide Telemetry via Distributed Labeling "
          "(Song et al.), section 6, Fig. 22")
 BITS_PER_BYTE = 8
-PROBE_HEADERS_BYTES = 14 + 20 + 8  # Ethernet, IPv4, UDP of an INT probe packet
-INT_MD_SHIM_BYTES = 4  # docs/int_md_format.md: INT v2.0 shim
-INT_MD_HEADER_BYTES = 12  # INT-MD v2.0 header
-NODE_ID_BYTES = 4  # INT-MD node id; also INT-label's switch id field
-OPTION_BYTES = 2  # INT-label's INT option: NH and INT_num (paper Fig. 4)
 PAPER_BUDGET = 16  # "the maximum number of bits ... carried by a single packet in PINT"
 PAPER_QUOTES = (
     "Both INT and INT-label require only a single packet to complete the path probing task.",
@@ -45,17 +41,6 @@ PAPER_QUOTES = (
 )
 
 
-def int_bits(hops: int, hop_bytes: int = NODE_ID_BYTES) -> int:
-    """One INT probe: its headers, the INT-MD shim and header, ``hop_bytes`` per hop."""
-    return BITS_PER_BYTE * (PROBE_HEADERS_BYTES + INT_MD_SHIM_BYTES + INT_MD_HEADER_BYTES
-                            + hop_bytes * hops)
-
-
-def intlabel_bits(hops: int, item_bytes: int) -> int:
-    """One labeled packet: the INT option and one item per hop."""
-    return BITS_PER_BYTE * (OPTION_BYTES + item_bytes * hops)
-
-
 def grows(rows: list[dict[str, Any]], sigmas: float = 3.0) -> bool:
     """Each longer path needs at least as many packets, within ``sigmas``
     combined standard errors (a Monte Carlo mean may dip by chance)."""
@@ -65,71 +50,121 @@ def grows(rows: list[dict[str, Any]], sigmas: float = 3.0) -> bool:
                for a, b in zip(rows, rows[1:]))
 
 
+def _trace(point: tuple[str, int, int, RunEnv]) -> TraceResult:
+    scheme, hops, packets, env = point
+    return trace_flow(scheme, hops, packets=packets, env=env)
+
+
+def traced_bits(t: TraceResult) -> float | None:
+    """Telemetry bits of the packets sent until the path was decoded."""
+    if t.packets_to_trace is None:
+        return None
+    return float(BITS_PER_BYTE * sum(t.wire_bytes[:t.packets_to_trace]))
+
+
 def compute(ctx: Context) -> Result:
     p = ctx.params
     design = max(p["hops"])
-    points = [(scheme, PAPER_BUDGET, int(h), design, p["flows"],
+    hops = [int(h) for h in p["hops"]]
+    points = [(scheme, PAPER_BUDGET, h, design, p["flows"],
                derive_seed(ctx.seed, "intlabel-fig22", scheme, h) & 0xFFFFFFFF)
-              for scheme in p["schemes"] for h in p["hops"]]
+              for scheme in p["schemes"] for h in hops]
+    traces = ctx.map(_trace, [(s, h, p["trace_packets"], ctx.env)
+                              for s in ("int", "intlabel") for h in hops], label="traces")
+    by = {(t.scheme, t.hops): t for t in traces}
     rows = []
     for r in ctx.map(measure, points, label="points"):
         k = r["hops"]
+        it, lt = by[("int", k)], by[("intlabel", k)]
         rows.append({
             "scheme": r["scheme"], "hops": k, "flows": r["flows"],
             "pint_packets": r["mean_stored"], "pint_stderr": r["stderr_stored"],
             "pint_packets_online": r["mean_online"], "pint_expected_online": r["expected_online"],
             "pint_undecoded": r["undecoded_stored"], "pint_bits": r["extra_bits_stored"],
-            "int_packets": 1, "intlabel_packets": 1,
-            "int_bits": int_bits(k), "intlabel_bits": intlabel_bits(k, NODE_ID_BYTES),
-            "intlabel_item_bits": intlabel_bits(k, ITEM_BYTES),
-            "int_item_bits": int_bits(k, ITEM_BYTES),
+            "int_packets": it.packets_to_trace, "intlabel_packets": lt.packets_to_trace,
+            "int_bits": traced_bits(it), "intlabel_bits": traced_bits(lt),
+            "int_wire_bytes": it.wire_bytes[0] if it.wire_bytes else None,
+            "intlabel_wire_bytes": lt.wire_bytes[0] if lt.wire_bytes else None,
+            "intlabel_decoded_hops": max((len(d) for d in lt.decoded_paths), default=0),
+            "int_first_report_traces": it.first_report_traces,
+            "intlabel_first_report_traces": lt.first_report_traces,
+            "int_sent": it.sent, "intlabel_sent": lt.sent,
         })
     return Result(rows, headlines(rows, p), [f"paper: \"{q}\"" for q in PAPER_QUOTES]
-                  + [f"PINT's XOR and hybrid are tuned for {design} hops (the longest swept)"])
+                  + [f"PINT's XOR and hybrid are tuned for {design} hops (the longest swept)",
+                     f"INT and INT-label measured on the {ctx.target} target, at most "
+                     f"{p['trace_packets']} packets per flow"])
+
+
+def _winner(row: dict[str, Any], pint: str) -> str:
+    bits = {"INT": row["int_bits"], "INT-label": row["intlabel_bits"],
+            f"PINT {pint}": row["pint_bits"]}
+    known = {k: v for k, v in bits.items() if v is not None and math.isfinite(v)}
+    return min(known, key=known.__getitem__) if known else "-"
 
 
 def headlines(rows: list[dict[str, Any]], p: dict[str, Any]) -> list[Headline]:
-    longest = max(p["hops"])
+    first = sorted((r for r in rows if r["scheme"] == p["schemes"][0]), key=lambda r: r["hops"])
+    int_counts = [r["int_packets"] for r in first]
+    lbl_traced = [r for r in first if r["intlabel_packets"] is not None]
+    lbl_missed = [r["hops"] for r in first if r["intlabel_packets"] is None]
+    worst_int = None if None in int_counts else float(max(int_counts))
     heads = [
-        Headline("INT packets to trace a path", 1.0, 1.0, "packets",
-                 note="one probe stamped by every hop"),
-        Headline("INT-label packets to trace a path", 1.0, 1.0, "packets",
-                 note="INT_num starts at MAX_hop, so f >= 1 at every hop (section 3.3)"),
+        Headline("INT packets to trace a path (most over the paths swept)", worst_int, 1.0,
+                 "packets", tolerance=0.0,
+                 note="measured: probes sent until a report's node ids were the true path"),
+        Headline("INT-label packets to trace a path (most over the paths it traced)",
+                 float(max(r["intlabel_packets"] for r in lbl_traced)) if lbl_traced else None,
+                 1.0, "packets", tolerance=0.0,
+                 note="measured: packets sent until a report's items were the true path"),
+        Headline("longest path INT-label traces", float(max(r["hops"] for r in lbl_traced))
+                 if lbl_traced else None, None, "switches",
+                 note=("its stack holds 8 items (docs/intlabel_format.md), so on the "
+                       f"{', '.join(map(str, lbl_missed))}-switch paths every report carries "
+                       "the first 8 hops only and the path is never traced"
+                       if lbl_missed else "every path swept was traced")),
     ]
+    longest = max(r["hops"] for r in lbl_traced) if lbl_traced else max(p["hops"])
+    at = next(r for r in first if r["hops"] == longest)
+    heads += [Headline(f"INT extra bits, {longest} hops", at["int_bits"], None, "bits",
+                       note=f"a {at['int_wire_bytes']}-byte probe frame"),
+              Headline(f"INT-label extra bits, {longest} hops", at["intlabel_bits"], None,
+                       "bits", note=f"{at['intlabel_wire_bytes']} bytes of INT option and "
+                                    "32-byte items on the user packet")]
+    cheaper = [r["hops"] for r in first if r["intlabel_bits"] is not None
+               and r["int_bits"] is not None and r["intlabel_bits"] < r["int_bits"]]
+    heads.append(Headline(
+        "longest path where INT-label costs fewer extra bits than INT",
+        float(max(cheaper)) if cheaper else None, None, "switches",
+        note="a label adds a 32-byte item a hop where INT's probe adds a 4-byte node id, so "
+             "INT's 58-byte probe headers are paid back within a few hops; '-': on no path "
+             "swept"))
     for scheme in p["schemes"]:
-        mine = [r for r in rows if r["scheme"] == scheme]
+        mine = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r["hops"])
         heads.append(Headline(f"PINT {LABELS[scheme]} packets grow with hops",
-                              float(grows(mine)), 1.0, "bool"))
-        last = next(r for r in mine if r["hops"] == longest)
-        heads.append(Headline(f"PINT {LABELS[scheme]} packets, {longest} hops",
+                              float(grows(mine)), 1.0, "bool", direction=grows(mine)))
+        last = mine[-1]
+        heads.append(Headline(f"PINT {LABELS[scheme]} packets, {last['hops']} hops",
                               last["pint_packets"], None, "packets",
                               note="the paper's Fig. 22 gives no numbers in its text"))
-        heads.append(Headline(f"PINT {LABELS[scheme]} extra bits, {longest} hops",
+        heads.append(Headline(f"PINT {LABELS[scheme]} extra bits, {last['hops']} hops",
                               last["pint_bits"], None, "bits"))
-        fewest = all(r["intlabel_bits"] < min(r["pint_bits"], r["int_bits"]) for r in mine)
-        heads.append(Headline(f"INT-label (switch ids) fewest extra bits vs {LABELS[scheme]}",
-                              float(fewest), 1.0, "bool"))
-        beats = [r["hops"] for r in mine if r["intlabel_item_bits"] < r["pint_bits"]]
+        winners = {r["hops"]: _winner(r, LABELS[scheme]) for r in mine}
+        fewest = all(w == "INT-label" for w in winners.values())
         heads.append(Headline(
-            f"shortest path where INT-label's 32-byte items cost fewer bits than "
-            f"{LABELS[scheme]}", float(min(beats)) if beats else None, None, "hops",
-            note="the paper's whole item is 256 bits a hop, more than PINT's digests spend "
-                 "per hop; '-' means on no path swept"))
-    heads.append(Headline("INT-label (32-byte items) fewer extra bits than INT carrying as much",
-                          float(all(r["intlabel_item_bits"] < r["int_item_bits"] for r in rows)),
-                          1.0, "bool", note="the probe's headers are INT's overhead"))
-    heads.append(Headline(f"INT extra bits, {longest} hops", float(int_bits(longest)), None,
-                          "bits"))
-    heads.append(Headline(f"INT-label extra bits (switch ids), {longest} hops",
-                          float(intlabel_bits(longest, NODE_ID_BYTES)), None, "bits"))
+            f"INT-label fewest extra bits on every path (vs INT and PINT {LABELS[scheme]})",
+            float(fewest), 1.0, "bool", direction=fewest,
+            note="fewest bits by path length: " + ", ".join(
+                f"{h}: {w}" for h, w in winners.items())
+            + " (PINT's 16-bit digests spend less than one 32-byte item a hop)"))
     return heads
 
 
 def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
     ax_a, ax_b = fig.subplots(1, 2)
-    hops = sorted({r["hops"] for r in res.rows})
-    first = [r for r in res.rows if r["scheme"] == params["schemes"][0]]
-    first.sort(key=lambda r: r["hops"])
+    first = sorted((r for r in res.rows if r["scheme"] == params["schemes"][0]),
+                   key=lambda r: r["hops"])
+    hops = [r["hops"] for r in first]
     for scheme, marker in zip(params["schemes"], "os^"):
         rows = sorted((r for r in res.rows if r["scheme"] == scheme), key=lambda r: r["hops"])
         ax_a.plot(hops, [r["pint_packets"] for r in rows], f"-{marker}", ms=3,
@@ -138,10 +173,12 @@ def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
                   label="online decoder's expectation" if marker == "o" else None)
         ax_b.plot(hops, [r["pint_bits"] for r in rows], f"-{marker}", ms=3,
                   label=f"PINT {LABELS[scheme]}")
-    ax_a.plot(hops, [1] * len(hops), "-k", label="INT, INT-label")
-    ax_b.plot(hops, [r["int_bits"] for r in first], "-k", label="INT (probe)")
-    ax_b.plot(hops, [r["intlabel_bits"] for r in first], "-r", label="INT-label (ids)")
-    ax_b.plot(hops, [r["intlabel_item_bits"] for r in first], ":r", label="INT-label (32 B)")
+    nan = float("nan")
+    for key, style, label in (("int", "-k", "INT (probe)"), ("intlabel", "-r", "INT-label")):
+        ax_a.plot(hops, [nan if r[f"{key}_packets"] is None else r[f"{key}_packets"]
+                         for r in first], style + "x", label=label)
+        ax_b.plot(hops, [nan if r[f"{key}_bits"] is None else r[f"{key}_bits"]
+                         for r in first], style + "x", label=label)
     for ax, title, label in ((ax_a, "(a) packets", "packets to trace the path"),
                              (ax_b, "(b) extra bits", "extra bits")):
         ax.set_title(title, fontsize=9)
@@ -153,8 +190,8 @@ def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
 
 
 def _hops_check(v: Any, p: dict[str, Any]) -> str | None:
-    if len(v) < 2 or any(not 1 <= int(h) <= MAX_HOPS for h in v):
-        return f"give at least two path lengths between 1 and {MAX_HOPS}"
+    if len(v) < 2 or any(not 2 <= int(h) <= MAX_HOPS for h in v):
+        return f"give at least two path lengths between 2 and {MAX_HOPS}"
     return None
 
 
@@ -162,12 +199,14 @@ register(Experiment(
     "intlabel-fig22", "packets and extra bits to trace a flow's path: INT-label, PINT, INT",
     PAPER,
     [
-        Param("hops", [2, 3, 4, 5, 6, 7, 8, 9, 10], "path lengths", quick=[2, 5, 10],
+        Param("hops", [2, 3, 4, 5, 6, 7, 8, 9, 10], "path lengths (switches)", quick=[2, 5, 10],
               check=_hops_check),
         Param("schemes", ["hybrid", "reservoir"], "PINT's schemes: hybrid, reservoir, xor",
               check=_schemes_check),
         Param("flows", 1000, "PINT flows per point", quick=200,
               check=lambda v, p: None if 2 <= v <= 100_000 else "give 2 to 100,000 flows"),
+        Param("trace_packets", 20, "most packets an INT or INT-label flow sends",
+              check=lambda v, p: None if 1 <= v <= 10_000 else "give 1 to 10,000 packets"),
     ],
-    compute, plot, description=__doc__.split("\n\n")[1].replace("\n", " "),
+    compute, plot, description=__doc__.split("\n\n")[1].replace("\n", " "), live=True,
 ))
