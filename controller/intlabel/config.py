@@ -44,6 +44,12 @@ DEFAULT_UDP_PORT = 32766
 MODES = {"A": 0, "B": 1}
 FUNCTIONS = {"F1": 0, "F2": 1, "F3": 2}
 PRO_STYLES = ("shift", "flag")
+# Section 5: "Each entry in aging database will be deleted after k * T ... If
+# the time-out is triggered, controller will modify the value of Reg2 to 0."
+PAPER_RESTORE_FACTOR = 1.0
+# The authors' repository (the paper's [28], INT_label/controller/detect1.py)
+# re-arms the restore entry with 10 x its time-out instead; no paper text says so.
+PROTOTYPE_RESTORE_FACTOR = 10.0
 # T and T1 are bit<48> microseconds; INT_num is bit<8> and the paper keeps
 # its upper half for specific flows (section 5), so MAX_hop stays below 128.
 MAX_TIME_US = (1 << 48) - 1
@@ -118,11 +124,14 @@ class IntLabelConfig:
     ``mode`` 'A' (interval, Algorithm 1) or 'B' (times-based, Algorithm 2);
     ``f`` the Base B probability function; ``T_ms`` the labeling interval;
     ``T1_ms`` Base B's rest time, in [0, T]; ``max_hop`` MAX_hop. ``pro``
-    enables Algorithm 3 with check period ``k * T``; ``pro_style`` 'shift'
-    is the paper's S + 1 / S - 1, 'flag' the authors' prototype (label every
-    packet on an expiry, back to S = 0 after ``restore_factor`` x k T
-    without another). ``switch_ids`` maps switch names to the IDs written in
-    items (default: device ids).
+    enables Pro with time-out ``k * T``: ``pro_style`` 'shift' is Algorithm 3
+    as printed (S + 1 / S - 1 every k T), 'flag' section 5's implementation
+    (label every packet on a time-out, back to S = 0 when the restore entry
+    times out ``restore_factor`` x k T later without another). The default
+    ``restore_factor`` 1 is the text's reset at the k T time-out;
+    ``PROTOTYPE_RESTORE_FACTOR`` (10) is the authors' repository's, which no
+    paper text states (docs/intlabel.md). ``switch_ids`` maps switch names
+    to the IDs written in items (default: device ids).
     """
 
     mode: str = "A"
@@ -133,7 +142,7 @@ class IntLabelConfig:
     pro: bool = False
     k: float = 2.0
     pro_style: str = "shift"
-    restore_factor: float = 10.0
+    restore_factor: float = PAPER_RESTORE_FACTOR
     udp_port: int = DEFAULT_UDP_PORT
     specific_flows: tuple[SpecificFlow, ...] = ()
     switch_ids: Mapping[str, int] | None = field(default=None, hash=False)

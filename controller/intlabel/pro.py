@@ -22,9 +22,12 @@ Two styles:
   The steps are S = 0, 1, ..., b - 1 with b = bit length of T in
   microseconds (so T >> S > 0), then 48, the data plane's "label every
   packet" value (intlabel.p4 LABEL_ALL_SHIFT).
-- ``flag`` (the authors' prototype): when a port's key expires, label
-  every packet (S = 48) and arm a restore key of ``restore_factor`` x k T;
-  another expiry while flagged re-arms it; when it expires, S = 0.
+- ``flag`` (section 5's implementation, a 1-bit Reg2): when a port's key
+  expires, label every packet (S = 48) and arm a restore key of
+  ``restore_factor`` x k T; another expiry while flagged re-arms it; when
+  it expires, S = 0. The default factor 1 is the text's "deleted after
+  k * T ... the controller will modify the value of Reg2 to 0"; the
+  authors' repository uses 10 (``PROTOTYPE_RESTORE_FACTOR``).
 
 Watched ports: the ``ports`` given (armed at start as if just updated), or,
 without them, every port the database learns of through reports.
@@ -37,7 +40,13 @@ from typing import Any, NamedTuple, Protocol
 
 from common.clock import Clock
 from common.errors import InvalidValueError
-from controller.intlabel.config import PORT_KEY, SHIFT_ACTION, SHIFT_PARAM, SHIFT_TABLE
+from controller.intlabel.config import (
+    PAPER_RESTORE_FACTOR,
+    PORT_KEY,
+    SHIFT_ACTION,
+    SHIFT_PARAM,
+    SHIFT_TABLE,
+)
 from controller.p4rt.errors import P4RuntimeError
 from sinks.intlabel.aging import EPSILON_S, AgingStore
 from sinks.intlabel.database import IntDatabase, IntRecord, Key
@@ -100,7 +109,8 @@ class ProLoop:
                  clock: Clock, *, T_s: float, k: float,
                  ports: Iterable[tuple[str, int]] | None = None,
                  switch_ids: Mapping[str, int] | None = None, style: str = "shift",
-                 restore_factor: float = 10.0, check_s: float | None = None) -> None:
+                 restore_factor: float = PAPER_RESTORE_FACTOR,
+                 check_s: float | None = None) -> None:
         if style not in ("shift", "flag"):
             raise InvalidValueError(f"Pro style must be 'shift' or 'flag', not {style!r}")
         if not T_s > 0 or not k > 0:

@@ -1,5 +1,6 @@
 """Algorithm 3 (Pro): S raised on a port whose labels stop arriving, within
-k T, and lowered once they arrive again; the prototype's flag style; and the
+k T, and lowered once they arrive again; section 5's flag style with the
+text's k T reset and the authors' repository's 10 k T; and the
 same rules checked on a full run with a lossy link."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from controller.intlabel.config import SHIFT_TABLE
+from controller.intlabel.config import PROTOTYPE_RESTORE_FACTOR, SHIFT_TABLE
 from controller.intlabel.pro import LABEL_ALL_SHIFT, ProLoop, shift_steps
 from controller.p4rt.errors import P4RuntimeError
 from dataplane.targets.sim.events import Simulator
@@ -129,8 +130,20 @@ def test_missing_entry_falls_back_to_insert() -> None:
     assert [c.shift for c in pro.changes] == [1, 2]
 
 
-def test_flag_style_labels_all_then_restores_after_ten_timeouts() -> None:
+def test_flag_style_resets_at_the_kt_time_out_by_default() -> None:
+    """Section 5: the aging entry is deleted after k T and Reg2 goes back to 0."""
     sim, db, pro, client = setup(style="flag")
+    feed(sim, db, 7, 2, grid(0.01, 0.51))
+    feed(sim, db, 7, 2, grid(1.51, 3.0))
+    sim.run(3_000_000_000)
+    changes = [(round(c.time_s, 6), c.shift) for c in pro.changes]
+    # Expiry k T after the last label, reset k T after that.
+    assert changes == [(0.61, LABEL_ALL_SHIFT), (0.71, 0)]
+    assert [w[4]["s"] for w in client.writes] == [LABEL_ALL_SHIFT, 0]
+
+
+def test_flag_style_prototype_restores_after_ten_timeouts() -> None:
+    sim, db, pro, client = setup(style="flag", restore_factor=PROTOTYPE_RESTORE_FACTOR)
     feed(sim, db, 7, 2, grid(0.01, 0.51))
     feed(sim, db, 7, 2, grid(1.51, 3.0))
     sim.run(3_000_000_000)
@@ -141,13 +154,23 @@ def test_flag_style_labels_all_then_restores_after_ten_timeouts() -> None:
 
 
 def test_flag_style_refreshes_while_still_starved() -> None:
-    sim, db, pro, _ = setup(style="flag")
+    sim, db, pro, _ = setup(style="flag", restore_factor=PROTOTYPE_RESTORE_FACTOR)
     feed(sim, db, 7, 2, grid(0.01, 0.51))
     feed(sim, db, 7, 2, [0.8])  # one label gets through, then silence again
     sim.run(3_000_000_000)
     # The second expiry (0.9) re-arms the restore key: back to 0 at 1.9.
     assert [(round(c.time_s, 6), c.shift) for c in pro.changes] == [
         (0.61, LABEL_ALL_SHIFT), (1.9, 0)]
+
+
+def test_flag_style_with_the_kt_reset_flags_again_after_a_lone_label() -> None:
+    sim, db, pro, _ = setup(style="flag")
+    feed(sim, db, 7, 2, grid(0.01, 0.51))
+    feed(sim, db, 7, 2, [0.8])
+    sim.run(3_000_000_000)
+    # Reset at 0.71; the label at 0.8 ages out at 0.9 and flags the port anew.
+    assert [(round(c.time_s, 6), c.shift) for c in pro.changes] == [
+        (0.61, LABEL_ALL_SHIFT), (0.71, 0), (0.9, LABEL_ALL_SHIFT), (1.0, 0)]
 
 
 def test_stop_ends_adaptation() -> None:

@@ -125,7 +125,7 @@ def test_fig12_quick_on_mininet_gives_the_sims_coverage(clean: None, tmp_path: P
                         out=tmp_path / "mininet")
     sim_rows, mn_rows = _rows(sim), _rows(mn)
     report = []
-    for mode in ("A", "B", "Pro"):
+    for mode in ("A", "B", "Pro", "Pro-flag", "Pro-prototype"):
         a, b = float(sim_rows[mode]["mean_coverage"]), float(mn_rows[mode]["mean_coverage"])
         report.append(f"{mode}: sim {a:.4f} mininet {b:.4f}")
         assert abs(a - b) <= MAX_DIFF, report
@@ -134,14 +134,15 @@ def test_fig12_quick_on_mininet_gives_the_sims_coverage(clean: None, tmp_path: P
     assert json.loads((mn / "config.json").read_text())["target"] == "mininet"
     runs = sorted((mn / "live").iterdir())
     assert [r.name.split("-", 1)[1] for r in runs] == [
-        "A-T100ms-seed0", "B-T100ms-seed0", "A-pro-flag-T100ms-seed0"]
+        "A-T100ms-seed0", "B-T100ms-seed0", "A-pro-shift-T100ms-seed0",
+        "A-pro-flag1-T100ms-seed0", "A-pro-flag10-T100ms-seed0"]
     for run in runs:
         assert (run / "metrics.json").is_file() and not (run / "pcap").exists()
         assert len(list((run / "switches").glob("*.log"))) == 12
         assert sorted(p.name for p in (run / "traffic").glob("*.sent.csv")) == [
             "h1.sent.csv", "h8.sent.csv"]
         assert len(list((run / "traffic").glob("*.recv.csv"))) == 8
-    m = json.loads((runs[2] / "metrics.json").read_text())
+    m = json.loads((runs[4] / "metrics.json").read_text())
     rates = {k: round(v["rx_pps"]) for k, v in m["extra"]["switch_rates"].items()}
     print(f"Pro run: {m['reports']} reports, switch rx rates (packets/s): {rates}, "
           f"Redis expiry lag {m['extra']['redis_expiry']['lag']}")
@@ -150,7 +151,7 @@ def test_fig12_quick_on_mininet_gives_the_sims_coverage(clean: None, tmp_path: P
 @live
 def test_pro_raises_s_on_a_port_whose_labels_are_lost(clean: None, tmp_path: Path) -> None:
     """90% loss on the s1-s2 link of a three-switch line: both directions'
-    labels mostly die there. Pro (the prototype's flag style) must raise S on
+    labels mostly die there. Pro (section 5's flag style) must raise S on
     the two ports within k T plus Redis's measured expiry lag after their
     last update (plus the P4Runtime write and this busy machine's slack)."""
     cfg = RunConfig(topology="line", senders=("h1", "h3"), packets=1500, T_ms=50.0, k=2.0,

@@ -54,6 +54,8 @@ Inspect = Callable[[Network, Any, RunConfig], dict[str, Any]]
 def run_label(cfg: RunConfig, seed: int = 0) -> str:
     """A short name for the run (live targets name its directory after it)."""
     pro = f"-pro-{cfg.pro_style}" if cfg.pro else ""
+    if cfg.pro and cfg.pro_style == "flag":
+        pro += f"{cfg.restore_factor:g}"
     return f"{cfg.mode}{pro}-T{cfg.T_ms:g}ms-seed{seed}"
 
 
