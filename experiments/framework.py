@@ -285,6 +285,34 @@ def versions() -> dict[str, Any]:
     return out
 
 
+def code_digest(exp: Experiment) -> str:
+    """A digest of the experiment's code (every ``.py`` file of the
+    package that defines it, ``experiments/<system>/``): a results book
+    made from a run whose digest differs is stale."""
+    import hashlib
+
+    module = sys.modules[exp.compute.__module__]
+    package = Path(module.__file__ or "").resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(package.rglob("*.py")):
+        h.update(f.relative_to(package).as_posix().encode() + b"\0")
+        h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def machine() -> dict[str, Any]:
+    """What a run's wall time depends on: cores and the CPU's model."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cores": os.cpu_count(), "cpu": cpu}
+
+
 def prepare_dir(path: Path, force: bool) -> Path:
     """Create the run directory, refusing to clobber an earlier run."""
     if path.exists() and any(path.iterdir()) and not force:
@@ -398,7 +426,8 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     path = Path(out) if out is not None else RESULTS_DIR / name / run_id
     config = {"experiment": name, "title": exp.title, "paper": exp.paper, "params": params,
               "seed": seed, "quick": quick, "jobs": jobs, "target": target.name,
-              "versions": versions(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "versions": versions(), "machine": machine(), "code": code_digest(exp),
+              "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "argv": sys.argv}
     if model is not None:
         config["switch_model"] = model.name
@@ -428,8 +457,9 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     where = f"; target {target}" + (f", switch model {model.name}" if model is not None else "")
     (out_dir / "summary.md").write_text(summary_markdown(exp, params, seed, quick, result, wall,
                                                          where))
-    summary = {"experiment": name, "seed": seed, "quick": quick,
-               "headlines": [h.record() for h in result.headlines]}
+    summary = {"experiment": name, "seed": seed, "quick": quick, "wall_s": round(wall, 3),
+               "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+               "headlines": [h.record() for h in result.headlines], "notes": result.notes}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return out_dir
 

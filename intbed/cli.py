@@ -15,6 +15,7 @@ from intbed.commands.calibrate import calibrate
 from intbed.commands.crosscheck import crosscheck
 from intbed.commands.p4 import p4
 from intbed.commands.p4app import p4app, p4app_bench, topo_import
+from intbed.commands.reproduce import reproduce
 from intbed.commands.run import list_experiments, run
 from intbed.commands.shell import shell
 from intbed.commands.sim import sim
@@ -156,6 +157,7 @@ cli.add_command(p4app)
 cli.add_command(shell)
 cli.add_command(calibrate)
 cli.add_command(crosscheck)
+cli.add_command(reproduce)
 topo.add_command(topo_import)
 bench.add_command(p4app_bench)
 

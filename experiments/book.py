@@ -1,0 +1,221 @@
+"""The results book, ``docs/results.md``: every experiment of ``intbed
+list``, each headline with the paper's value, ours with its 95 % interval,
+a verdict by ``experiments.stats.verdict`` and the evidence for any
+difference, written from the paper-scale runs in ``results/`` and nothing
+else. ``docs/results/book.json`` keeps what each entry was made from (the
+commit, the experiment's code digest, the machine, the wall time) so that
+a test can flag an entry whose experiment code has changed since.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from experiments.framework import RESULTS_DIR, Experiment, code_digest, load_all, natural_key
+from experiments.reproduce import finished, run_dir
+from experiments.stats import REL_TOLERANCE, VERDICTS
+
+BOOK = Path("docs/results.md")
+FIGURES = Path("docs/results")
+INDEX_NAME = "book.json"
+FIGURE_WIDTH = 640  # pixels: the book's figures stay small in the repository
+
+RULE = (f"A headline is *reproduced* when ours is within the larger of its 95 % half width "
+        f"and a tolerance of the paper's value (the experiment's own where it states one, "
+        f"else {REL_TOLERANCE:.0%} of the paper's value); *direction only* when it is not, "
+        "but the trend or ordering the paper states holds in ours; *not reproduced* "
+        "otherwise; *not comparable* where the paper gives no number or ours is not a "
+        "number.")
+
+
+@dataclass
+class Entry:
+    name: str
+    exp: Experiment
+    summary: dict[str, Any] | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    figure: str | None = None
+
+    @property
+    def run(self) -> bool:
+        return self.summary is not None
+
+    def verdicts(self) -> Counter[str]:
+        return Counter(h.get("verdict", "not comparable")
+                       for h in (self.summary or {}).get("headlines", []))
+
+    def reading(self) -> str:
+        counts = self.verdicts()
+        total = sum(counts.values())
+        parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+        return f"{self.exp.title}: of {total} headline(s), {', '.join(parts)}."
+
+    def index(self) -> dict[str, Any]:
+        if not self.run:
+            return {"run": False}
+        assert self.summary is not None
+        return {"run": True, "commit": self.config.get("versions", {}).get("commit"),
+                "code": self.config.get("code"), "machine": self.config.get("machine"),
+                "started": self.config.get("started"), "wall_s": self.summary.get("wall_s"),
+                "jobs": self.config.get("jobs"),
+                "headlines": [{k: h.get(k) for k in ("name", "ours", "paper", "verdict")}
+                              for h in self.summary["headlines"]]}
+
+
+def collect(results: Path = RESULTS_DIR) -> list[Entry]:
+    """One entry per experiment, in ``intbed list``'s order; those with a
+    finished paper-scale run in ``results`` carry it."""
+    out = []
+    for name, exp in sorted(load_all().items(), key=lambda kv: natural_key(kv[0])):
+        entry = Entry(name, exp)
+        path = run_dir(name, results)
+        if finished(path):
+            entry.summary = json.loads((path / "summary.json").read_text())
+            entry.config = json.loads((path / "config.json").read_text())
+        out.append(entry)
+    return out
+
+
+def write(results: Path = RESULTS_DIR, book: Path = BOOK, figures: Path = FIGURES) -> list[Entry]:
+    """Write the book, its figures and its index from ``results``."""
+    entries = collect(results)
+    figures.mkdir(parents=True, exist_ok=True)
+    for e in entries:
+        src = run_dir(e.name, results) / "figure.png"
+        if e.run and src.is_file():
+            e.figure = f"{e.name}.png"
+            _small_png(src, figures / e.figure)
+    rel = _relative(figures, book.parent)
+    book.parent.mkdir(parents=True, exist_ok=True)
+    book.write_text(render(entries, rel))
+    index = {"book": book.name, "experiments": {e.name: e.index() for e in entries}}
+    (figures / INDEX_NAME).write_text(json.dumps(index, indent=1, default=str) + "\n")
+    return entries
+
+
+def render(entries: list[Entry], figures: str) -> str:
+    ran = [e for e in entries if e.run]
+    lines = ["# Results book", "",
+             "Every experiment of `intbed list`, run at the paper's defaults (the full sweep, "
+             "every repetition) by `intbed reproduce --all` on the machine named with each "
+             "run; this page is written from those runs by `intbed reproduce --book-only` and "
+             "by nothing else. Each headline gives the paper's value, ours with its 95 % "
+             "interval over the repetitions where it has them, a verdict and, where the two "
+             "differ, the cause with its evidence.", "", f"**Verdicts.** {RULE}", "",
+             f"{len(ran)} of {len(entries)} experiments have a paper-scale run here."]
+    total: Counter[str] = Counter()
+    for e in ran:
+        total += e.verdicts()
+    if ran:
+        lines += ["Headlines: " + ", ".join(f"{total[v]} {v}" for v in VERDICTS) + ".", ""]
+    lines += ["| experiment | headlines | " + " | ".join(VERDICTS) + " | wall | commit |",
+              "| --- | --- | " + " | ".join("---" for _ in VERDICTS) + " | --- | --- |"]
+    for e in entries:
+        if not e.run:
+            lines.append(f"| [{e.name}](#{e.name}) | not run | " +
+                         " | ".join("" for _ in VERDICTS) + " | | |")
+            continue
+        c = e.verdicts()
+        commit = (e.index()["commit"] or "?")[:10]
+        lines.append(f"| [{e.name}](#{e.name}) | {sum(c.values())} | " +
+                     " | ".join(str(c[v]) for v in VERDICTS) +
+                     f" | {_duration(e.summary.get('wall_s') if e.summary else None)} "
+                     f"| `{commit}` |")
+    for e in entries:
+        lines += ["", f"## {e.name}", "", f"{e.exp.title}. Paper: {e.exp.paper}.", ""]
+        if not e.run:
+            lines += [f"Not run at paper scale at this commit: `intbed reproduce {e.name}` "
+                      "runs it and rewrites this page.", ""]
+            continue
+        lines += _entry(e, figures)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _entry(e: Entry, figures: str) -> list[str]:
+    assert e.summary is not None
+    info = e.index()
+    m = info.get("machine") or {}
+    out = [f"Run: commit `{(info['commit'] or '?')[:12]}`, started {info.get('started')}, "
+           f"{_duration(info.get('wall_s'))} wall with {info.get('jobs')} job(s) on "
+           f"{m.get('cores', '?')} cores ({m.get('cpu', 'unknown CPU')}).", ""]
+    if e.figure:
+        out += [f"![{e.name}]({figures}/{e.figure})", ""]
+    out += [f"*Reading:* {e.reading()}", "",
+            "| headline | paper | ours | 95 % CI | verdict | evidence for a difference |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for h in e.summary["headlines"]:
+        ci = h.get("ci95")
+        ci_text = f"± {_num(ci)}" if isinstance(ci, int | float) and math.isfinite(ci) else "-"
+        if h.get("n"):
+            ci_text += f" (n={h['n']})"
+        out.append(f"| {_cell(h['name'])} | {_value(h.get('paper'), h.get('unit'))} "
+                   f"| {_value(h.get('ours'), h.get('unit'))} | {ci_text} "
+                   f"| {h.get('verdict', 'not comparable')} | {_cell(h.get('note', ''))} |")
+    notes = e.summary.get("notes") or []
+    if notes:
+        out += ["", *[f"- {_cell(n)}" for n in notes]]
+    out.append("")
+    return out
+
+
+def stale(index_path: Path = FIGURES / INDEX_NAME) -> dict[str, str]:
+    """Entries made from a run whose experiment code has changed since:
+    name to the reason."""
+    index = json.loads(index_path.read_text())["experiments"]
+    exps = load_all()
+    out = {}
+    for name, info in index.items():
+        if not info.get("run"):
+            continue
+        if name not in exps:
+            out[name] = "the experiment no longer exists"
+        elif info.get("code") != code_digest(exps[name]):
+            out[name] = (f"its code changed since the run (digest {info.get('code')} then, "
+                         f"{code_digest(exps[name])} now): rerun it with intbed reproduce "
+                         f"{name}")
+    return out
+
+
+def _small_png(src: Path, dst: Path) -> None:
+    from PIL import Image
+
+    with Image.open(src) as im:
+        if im.width > FIGURE_WIDTH:
+            im = im.resize((FIGURE_WIDTH, round(im.height * FIGURE_WIDTH / im.width)),
+                           Image.Resampling.LANCZOS)
+        im.convert("P", palette=Image.Palette.ADAPTIVE, colors=128).save(dst, optimize=True)
+
+
+def _relative(path: Path, start: Path) -> str:
+    import os
+
+    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else "-"
+    return str(v)
+
+
+def _value(v: Any, unit: str | None) -> str:
+    return _num(v) + (f" {unit}" if unit and v is not None else "")
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _duration(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 120:
+        return f"{s:.0f} s"
+    return f"{s / 60:.1f} min"

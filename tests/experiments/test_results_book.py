@@ -1,0 +1,107 @@
+"""The results book: written from runs only, flagged when stale, and the
+committed one current and complete for the runs it holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from experiments import book
+from experiments.framework import ExperimentError, code_digest, get, load_all
+from experiments.reproduce import reproduce, run_dir, selected
+from intbed.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "docs" / "results.md"
+INDEX = ROOT / "docs" / "results" / book.INDEX_NAME
+NAME = "pint-quantiles"
+
+
+def _fake_run(results: Path, name: str, heads: list[dict], code: str | None = None,
+              quick: bool = False) -> Path:
+    path = run_dir(name, results)
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({
+        "experiment": name, "versions": {"commit": "0123456789abcdef"}, "jobs": 2,
+        "machine": {"cores": 2, "cpu": "a test CPU"}, "started": "2026-12-02T10:00:00",
+        "code": code if code is not None else code_digest(get(name))}))
+    (path / "summary.json").write_text(json.dumps({
+        "experiment": name, "quick": quick, "wall_s": 125.0, "headlines": heads,
+        "notes": ["a note of the run"]}))
+    return path
+
+
+HEADS = [
+    {"name": "a matched value", "ours": 10.5, "paper": 10.0, "unit": "%", "ci95": 0.3,
+     "verdict": "reproduced"},
+    {"name": "an unmatched | value", "ours": 43.0, "paper": 15.0, "unit": "%",
+     "verdict": "not reproduced", "note": "Euler's paths are long"},
+]
+
+
+def test_the_book_is_written_from_the_runs_and_names_the_rest_not_run(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    _fake_run(results, NAME, HEADS)
+    _fake_run(results, "pint-cc", HEADS, quick=True)  # not paper scale: not in the book
+    target = tmp_path / "docs" / "results.md"
+    entries = book.write(results, target, tmp_path / "docs" / "results")
+    text = target.read_text()
+    assert [e.name for e in entries if e.run] == [NAME]
+    assert len(entries) == len(load_all())
+    assert "1 of %d experiments have a paper-scale run" % len(entries) in text
+    assert "| a matched value | 10 % | 10.5 % | ± 0.3 | reproduced |" in text
+    assert "an unmatched \\| value" in text and "Euler's paths are long" in text
+    assert "2.1 min wall with 2 job(s) on 2 cores (a test CPU)" in text
+    assert "Not run at paper scale at this commit: `intbed reproduce pint-cc`" in text
+    index = json.loads((tmp_path / "docs" / "results" / book.INDEX_NAME).read_text())
+    assert index["experiments"][NAME]["commit"] == "0123456789abcdef"
+    assert index["experiments"]["pint-cc"] == {"run": False}
+
+
+def test_an_entry_whose_experiment_code_changed_is_stale(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    _fake_run(results, NAME, HEADS, code="0" * 16)
+    _fake_run(results, "pint-cc", HEADS)
+    book.write(results, tmp_path / "results.md", tmp_path / "figs")
+    flagged = book.stale(tmp_path / "figs" / book.INDEX_NAME)
+    assert list(flagged) == [NAME]
+    assert "intbed reproduce pint-quantiles" in flagged[NAME]
+
+
+def test_resume_keeps_a_finished_run_and_runs_nothing(tmp_path: Path) -> None:
+    path = _fake_run(tmp_path, NAME, HEADS)
+    done = reproduce([NAME], resume=True, results=tmp_path)
+    assert [(d.name, d.path, d.reused) for d in done] == [(NAME, path, True)]
+
+
+def test_names_are_checked_before_anything_runs() -> None:
+    with pytest.raises(ExperimentError, match="unknown experiment"):
+        selected(["pint-quantiles", "no-such-figure"], False)
+    with pytest.raises(ExperimentError, match="or give --all"):
+        selected([], False)
+    assert selected([], True)[0] == "flowcache-fig3"
+
+
+def test_the_command_refuses_conflicting_options(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["reproduce", "--resume", "--force", NAME])
+    assert result.exit_code == 2 and "give one" in result.output
+
+
+@pytest.mark.skipif(not INDEX.is_file(), reason="no committed results book (docs/results/)")
+def test_the_committed_book_is_current() -> None:
+    assert book.stale(INDEX) == {}
+
+
+@pytest.mark.skipif(not INDEX.is_file(), reason="no committed results book (docs/results/)")
+def test_the_committed_book_covers_every_experiment_and_headline() -> None:
+    index = json.loads(INDEX.read_text())["experiments"]
+    assert set(index) == set(load_all())
+    text = COMMITTED.read_text()
+    for name, info in index.items():
+        assert f"## {name}\n" in text
+        for h in info.get("headlines", []):
+            assert f"| {book._cell(h['name'])} |" in text, (name, h["name"])
+            assert h["verdict"] in book.VERDICTS
