@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import IntbedError
+from common.host import cores, cpu_model
 from common.paths import checkout_root
 from experiments.stats import verdict
 from orchestration.network import DEFAULT_TARGET, TARGETS, RunEnv, Target, get_target
@@ -302,15 +303,7 @@ def code_digest(exp: Experiment) -> str:
 
 def machine() -> dict[str, Any]:
     """What a run's wall time depends on: cores and the CPU's model."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cores": os.cpu_count(), "cpu": cpu}
+    return {"cores": cores(), "cpu": cpu_model()}
 
 
 def prepare_dir(path: Path, force: bool) -> Path:

@@ -26,7 +26,6 @@ lower bound on the switch, an upper bound on its service time).
 from __future__ import annotations
 
 import math
-import os
 import platform
 import time
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from common.host import cores, cpu_model
 from dataplane.targets.sim.timing import quantile_mean
 from orchestration.calibrate.sweep import Point
 
@@ -152,15 +152,7 @@ def check(points: Sequence[Point], service_ns: Sequence[float], delay_ns: Sequen
 
 def machine() -> dict[str, Any]:
     """What the measurement ran on."""
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
+    return {"cpu": cpu_model(), "cores": cores(), "kernel": platform.release(),
             "date": time.strftime("%Y-%m-%d")}
 
 
