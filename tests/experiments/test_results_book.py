@@ -105,3 +105,9 @@ def test_the_committed_book_covers_every_experiment_and_headline() -> None:
         for h in info.get("headlines", []):
             assert f"| {book._cell(h['name'])} |" in text, (name, h["name"])
             assert h["verdict"] in book.VERDICTS
+
+
+def test_the_readme_names_every_experiment() -> None:
+    readme = (ROOT / "README.md").read_text()
+    missing = [n for n in load_all() if f"`{n}`" not in readme]
+    assert not missing, f"README.md's experiment list lacks {missing}"
