@@ -33,11 +33,13 @@ class RunConfig(IntLabelConfig):
     ``set_queue_depth``, to induce loss); ``link_loss`` is the loss
     probability of every switch-to-switch link, or of ``lossy_links`` (pairs
     of node names) when given. ``report_delay_us`` is the one-way delay from
-    every switch to the collector. Where the run happens (target, seed,
+    every switch to the collector. ``topology_params`` are the topology
+    generator's (``(("k", 6),)`` for a 6-ary fat-tree). Where the run happens (target, seed,
     live options) is not part of it: ``run_intlabel`` takes a ``RunEnv``.
     """
 
     topology: str = "intlabel-fabric"
+    topology_params: tuple[tuple[str, Any], ...] = ()
     senders: tuple[str, ...] = ("h1", "h8")
     rate_bps: float = 5e6
     packet_size: int = 1000
@@ -88,6 +90,8 @@ class RunConfig(IntLabelConfig):
         d = dict(data)
         if "senders" in d:
             d["senders"] = tuple(d["senders"])
+        if "topology_params" in d:
+            d["topology_params"] = tuple(tuple(x) for x in d["topology_params"])
         if "lossy_links" in d:
             d["lossy_links"] = tuple(tuple(x) for x in d["lossy_links"])
         if "specific_flows" in d:
@@ -129,7 +133,7 @@ def run_topology(cfg: RunConfig) -> Topology:
     """The run's topology with its queue and loss settings applied."""
     from topologies.generators import build_topology
 
-    topo = build_topology(cfg.topology)
+    topo = build_topology(cfg.topology, **dict(cfg.topology_params))
     for name in cfg.senders:
         if name not in topo.hosts:
             raise RunConfigError(f"sender '{name}' is not a host of {cfg.topology}")
