@@ -51,7 +51,7 @@ def test_the_book_is_written_from_the_runs_and_names_the_rest_not_run(tmp_path: 
     text = target.read_text()
     assert [e.name for e in entries if e.run] == [NAME]
     assert len(entries) == len(load_all())
-    assert "1 of %d experiments have a paper-scale run" % len(entries) in text
+    assert f"1 of {len(entries)} experiments have a paper-scale run" in text
     assert "| a matched value | 10 % | 10.5 % | ± 0.3 | reproduced |" in text
     assert "an unmatched \\| value" in text and "Euler's paths are long" in text
     assert "2.1 min wall with 2 job(s) on 2 cores (a test CPU)" in text

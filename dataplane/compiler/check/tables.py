@@ -35,8 +35,8 @@ class TableRules:
                 raise err(k, f"'{k.match_kind}' is not a match kind")
             if not _names_itself(k.expr) and not any(a.name == "name" for a in k.annotations):
                 raise err(k.expr, "a key that is not a name, constant, or a member, index, "
-                                  "slice, & or isValid() of such needs a @name annotation (p4c's rule: the "
-                                  "control plane names keys)")
+                                  "slice, & or isValid() of such needs a @name annotation "
+                                  "(p4c's rule: the control plane names keys)")
         listed: list[Entity] = []
         for ref in d.actions:
             ent = self.action_ref(ref)

@@ -53,11 +53,6 @@ V1MODEL_VERSIONS = (20180101, 20200408)
 
 def check_target(program: ast.Program, ck: Checker) -> None:
     _v1model_version(ck)
-    for d in program.decls:
-        if isinstance(d, ast.HeaderDecl | ast.StructDecl | ast.HeaderUnionDecl) and \
-                d.type_params:
-            raise unsupported(d, f"generic {d.name}<{', '.join(d.type_params)}> (a struct, "
-                                 "header or union with type parameters)")
     for node, t in ck.facts.extracts:
         if isinstance(t, HeaderT) and t.bit_width % 8:
             raise unsupported(node, f"header {t.name} of {t.bit_width} bits (not a whole "

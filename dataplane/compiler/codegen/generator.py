@@ -42,6 +42,7 @@ from dataplane.compiler.frontend.scope import (
     ConstSym,
     ExternFuncSym,
     FuncSym,
+    GenericTypeSym,
     InstanceSym,
     Scope,
     TableSym,
@@ -350,6 +351,9 @@ class CodeGen(ExprMixin, StmtMixin, CallMixin, TableMixin, ExternMixin, FieldLis
         if isinstance(ref, ast.TupleType):
             return TupleT([self.resolve_type(e, scope) for e in ref.elems])
         if isinstance(ref, ast.SpecializedType):
+            generic = (self.root if ref.base.absolute else scope).lookup(ref.base.name)
+            if isinstance(generic, GenericTypeSym):
+                return self.generic_instance(generic, ref, scope)
             base = self.resolve_type(ref.base, scope)
             args = [self.resolve_type(a, scope) for a in ref.args]
             if isinstance(base, ExternT):
@@ -371,6 +375,37 @@ class CodeGen(ExprMixin, StmtMixin, CallMixin, TableMixin, ExternMixin, FieldLis
                 raise self.err(ref, f"unknown type '{ref.name}'")
             raise self.err(ref, f"'{ref.name}' is not a type")
         raise self.unsupported(ref, type(ref).__name__)
+
+    def struct_like(self, d: ast.HeaderDecl | ast.StructDecl | ast.HeaderUnionDecl, name: str,
+                    scope: Scope) -> Type:
+        cls = {ast.HeaderDecl: HeaderT, ast.StructDecl: StructT,
+               ast.HeaderUnionDecl: UnionT}[type(d)]
+        t = cls(name, [])
+        for f in d.fields:
+            t.fields.append((f.name, self.resolve_type(f.type, scope)))
+            t.annotations[f.name] = f.annotations
+        return t
+
+    def generic_instance(self, sym: GenericTypeSym, ref: ast.SpecializedType,
+                         scope: Scope) -> Type:
+        """``S<A, ...>``: the generic declaration's fields with its type
+        parameters bound (spec 7.2.12), one type per list of arguments, as
+        p4c's front end specializes it."""
+        d = sym.decl
+        args = [self.resolve_type(a, scope) for a in ref.args]
+        if len(args) != len(d.type_params):
+            raise self.err(ref, f"{d.name} takes {len(d.type_params)} type argument(s), got "
+                                f"{len(args)}")
+        key = ", ".join(map(str, args))
+        hit = sym.instances.get(key)
+        if hit is not None:
+            return hit
+        bound = sym.scope.child()
+        for name, t in zip(d.type_params, args):
+            bound.names[name] = TypeSym(t)
+        t = self.struct_like(d, f"{d.name}<{key}>", bound)
+        sym.instances[key] = t
+        return t
 
     def const_int(self, e: ast.Expr, scope: Scope | None = None) -> int:
         saved = self.scope
@@ -446,14 +481,10 @@ class CodeGen(ExprMixin, StmtMixin, CallMixin, TableMixin, ExternMixin, FieldLis
             scope.names[d.name] = TypeSym(NewT(d.name, base) if d.newtype else base)
             return
         if isinstance(d, ast.HeaderDecl | ast.StructDecl | ast.HeaderUnionDecl):
-            cls = {ast.HeaderDecl: HeaderT, ast.StructDecl: StructT,
-                   ast.HeaderUnionDecl: UnionT}[type(d)]
-            t = cls(d.name, [])
-            scope.names[d.name] = TypeSym(t)
-            for f in d.fields:
-                ft = self.resolve_type(f.type, scope)
-                t.fields.append((f.name, ft))
-                t.annotations[f.name] = f.annotations
+            if d.type_params:
+                scope.names[d.name] = GenericTypeSym(d, scope)
+                return
+            scope.names[d.name] = TypeSym(self.struct_like(d, d.name, scope))
             return
         if isinstance(d, ast.EnumDecl):
             under = self.resolve_type(d.underlying, scope) if d.underlying else None

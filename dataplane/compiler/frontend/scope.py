@@ -15,6 +15,16 @@ class TypeSym:
 
 
 @dataclass(eq=False)
+class GenericTypeSym:
+    """A struct, header or union with type parameters: a type of its own
+    for each list of type arguments (``instances``, by their text)."""
+
+    decl: ast.HeaderDecl | ast.StructDecl | ast.HeaderUnionDecl
+    scope: Scope
+    instances: dict[str, Type] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
 class ConstSym:
     type: Type
     value: Any
