@@ -40,6 +40,7 @@ class Entry:
     summary: dict[str, Any] | None = None
     config: dict[str, Any] = field(default_factory=dict)
     figure: str | None = None
+    crosschecks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def run(self) -> bool:
@@ -56,10 +57,13 @@ class Entry:
         return f"{self.exp.title}: of {total} headline(s), {', '.join(parts)}."
 
     def index(self) -> dict[str, Any]:
+        checks = [{k: c.get(k) for k in ("targets", "seeds", "quick", "agree", "code")}
+                  for c in self.crosschecks]
         if not self.run:
-            return {"run": False}
+            return {"run": False, **({"crosschecks": checks} if checks else {})}
         assert self.summary is not None
-        return {"run": True, "commit": self.config.get("versions", {}).get("commit"),
+        return {"run": True, **({"crosschecks": checks} if checks else {}),
+                "commit": self.config.get("versions", {}).get("commit"),
                 "code": self.config.get("code"), "machine": self.config.get("machine"),
                 "started": self.config.get("started"), "wall_s": self.summary.get("wall_s"),
                 "jobs": self.config.get("jobs"),
@@ -77,7 +81,23 @@ def collect(results: Path = RESULTS_DIR) -> list[Entry]:
         if finished(path):
             entry.summary = json.loads((path / "summary.json").read_text())
             entry.config = json.loads((path / "config.json").read_text())
+        entry.crosschecks = _crosschecks(results, name)
         out.append(entry)
+    return out
+
+
+def _crosschecks(results: Path, name: str) -> list[dict[str, Any]]:
+    """``intbed crosscheck NAME [--quick]``'s reports, each with the code
+    digest of the runs behind it."""
+    out = []
+    for folder in (name, f"{name}-quick"):
+        report = results / "crosscheck" / folder / "crosscheck.json"
+        if not report.is_file():
+            continue
+        data = json.loads(report.read_text())
+        first = report.parent / data["targets"][0] / "seed0" / "config.json"
+        data["code"] = json.loads(first.read_text()).get("code") if first.is_file() else None
+        out.append(data)
     return out
 
 
@@ -131,8 +151,9 @@ def render(entries: list[Entry], figures: str) -> str:
         if not e.run:
             lines += [f"Not run at paper scale at this commit: `intbed reproduce {e.name}` "
                       "runs it and rewrites this page.", ""]
-            continue
-        lines += _entry(e, figures)
+        else:
+            lines += _entry(e, figures)
+        lines += _crosscheck_lines(e)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -163,6 +184,26 @@ def _entry(e: Entry, figures: str) -> list[str]:
     return out
 
 
+def _crosscheck_lines(e: Entry) -> list[str]:
+    out = []
+    for c in e.crosschecks:
+        a, b = c["targets"]
+        scale = "quick runs" if c.get("quick") else "paper-scale runs"
+        verdict = "every headline agrees" if c.get("agree") else "headlines disagree"
+        out += [f"**Cross-target check** (`intbed crosscheck {e.name}"
+                f"{' --quick' if c.get('quick') else ''}`, {scale}, seeds 0-{c['seeds'] - 1}): "
+                f"{verdict}. A headline agrees when the difference of the means is within "
+                "Welch's 95 % interval of the seeds' spread.", "",
+                f"| headline | {a} | {b} | difference | tolerance | agrees |",
+                "| --- | --- | --- | --- | --- | --- |"]
+        for r in c["agreements"]:
+            out.append(f"| {_cell(r['name'])} | {_num(r['mean_a'])} | {_num(r['mean_b'])} "
+                       f"| {_num(r['difference'])} | {_num(r['tolerance'])} "
+                       f"| {'yes' if r['agrees'] else 'no'} |")
+        out.append("")
+    return out
+
+
 def stale(index_path: Path = FIGURES / INDEX_NAME) -> dict[str, str]:
     """Entries made from a run whose experiment code has changed since:
     name to the reason."""
@@ -170,11 +211,18 @@ def stale(index_path: Path = FIGURES / INDEX_NAME) -> dict[str, str]:
     exps = load_all()
     out = {}
     for name, info in index.items():
-        if not info.get("run"):
-            continue
         if name not in exps:
             out[name] = "the experiment no longer exists"
-        elif info.get("code") != code_digest(exps[name]):
+            continue
+        now = code_digest(exps[name])
+        for c in info.get("crosschecks", []):
+            if c.get("code") != now:
+                out[f"{name} (crosscheck)"] = (
+                    f"its code changed since the cross-check: rerun intbed crosscheck {name}"
+                    f"{' --quick' if c.get('quick') else ''}")
+        if not info.get("run"):
+            continue
+        if info.get("code") != now:
             out[name] = (f"its code changed since the run (digest {info.get('code')} then, "
                          f"{code_digest(exps[name])} now): rerun it with intbed reproduce "
                          f"{name}")

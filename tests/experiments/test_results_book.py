@@ -71,6 +71,29 @@ def test_an_entry_whose_experiment_code_changed_is_stale(tmp_path: Path) -> None
     assert "intbed reproduce pint-quantiles" in flagged[NAME]
 
 
+def _fake_crosscheck(results: Path, name: str, code: str) -> None:
+    where = results / "crosscheck" / f"{name}-quick"
+    (where / "sim" / "seed0").mkdir(parents=True)
+    (where / "sim" / "seed0" / "config.json").write_text(json.dumps({"code": code}))
+    (where / "crosscheck.json").write_text(json.dumps({
+        "experiment": name, "targets": ["sim", "mininet"], "seeds": 3, "quick": True,
+        "agree": False, "agreements": [
+            {"name": "coverage", "mean_a": 0.99, "mean_b": 0.97, "difference": -0.02,
+             "tolerance": 0.01, "agrees": False}]}))
+
+
+def test_a_crosscheck_is_in_the_book_and_goes_stale_with_its_code(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    _fake_crosscheck(results, NAME, code_digest(get(NAME)))
+    _fake_crosscheck(results, "pint-cc", "0" * 16)
+    book.write(results, tmp_path / "results.md", tmp_path / "figs")
+    text = (tmp_path / "results.md").read_text()
+    assert "`intbed crosscheck pint-quantiles --quick`, quick runs, seeds 0-2): headlines " \
+           "disagree" in text
+    assert "| coverage | 0.99 | 0.97 | -0.02 | 0.01 | no |" in text
+    assert list(book.stale(tmp_path / "figs" / book.INDEX_NAME)) == ["pint-cc (crosscheck)"]
+
+
 def test_resume_keeps_a_finished_run_and_runs_nothing(tmp_path: Path) -> None:
     path = _fake_run(tmp_path, NAME, HEADS)
     done = reproduce([NAME], resume=True, results=tmp_path)
