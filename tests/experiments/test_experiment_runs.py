@@ -231,6 +231,15 @@ def _fig9(run: Run) -> None:
         # A longer window can only hold more labels: coverage never falls with T_i/T.
         cov = [r["mean_coverage"] for r in sorted(run.where(mode=mode), key=lambda r: r["ratio"])]
         assert cov == sorted(cov), mode
+        # The turning point is where the curve reaches 0.98 for good, read off the rows.
+        reached = [r["ratio"] for r in run.where(mode=mode)
+                   if all(q["mean_coverage"] >= 0.98 for q in run.where(mode=mode)
+                          if q["ratio"] >= r["ratio"])]
+        assert run.head(f"turning point: smallest T_i/T with coverage >= 0.98 ({label})") \
+            == min(reached)
+        # Section 4.2's P_t and the measured share of gaps within T_i are probabilities.
+        h = run.heads[f"update gaps within T_i at T_i/T = 1.6 vs section 4.2's P_t ({label})"]
+        assert 0 < h["ours"] <= 1 and 0 < h["paper"] <= 1
 
 
 @bounds("intlabel-fig10")
@@ -248,6 +257,10 @@ def _fig10(run: Run) -> None:
         t_max = max(run.column("T_ms", mode=mode))
         assert t_max > ti
         assert 0.4 <= run.one(mode=mode, T_ms=t_max)["mean_coverage"] <= 0.9
+        # The turning point lies below T_i: past it a window can miss its port's label.
+        turn = run.head(f"turning point: largest T with coverage >= 0.98, T_i = 100 ms ({label})")
+        assert turn is not None and turn <= ti
+        assert run.one(mode=mode, T_ms=turn)["mean_coverage"] >= 0.98
 
 
 @bounds("intlabel-fig11")
@@ -259,6 +272,11 @@ def _fig11(run: Run) -> None:
     assert run.head("lowest window coverage at T=80 ms") >= 0.9
     for r in run.rows:
         assert 0 <= r["updated_ports"] <= r["active_ports"] and 0 <= r["coverage"] <= 1, r
+    # The turning point: the longest T up to which every window was fully covered.
+    lows = {t: run.head(f"lowest window coverage at T={t:g} ms") for t in set(run.column("T_ms"))}
+    full = [t for t in sorted(lows) if all(lows[u] >= 1.0 for u in lows if u <= t)]
+    assert run.head("turning point: longest T with every window fully covered") == (
+        max(full) if full else None)
 
 
 PRO_VARIANTS = ("Pro", "Pro-flag", "Pro-prototype")

@@ -17,6 +17,8 @@ from common.seeds import derive_seed
 from controller.intlabel import IntLabelConfig, SpecificFlow
 from topologies.model import Topology
 
+ARRIVALS = ("constant", "poisson", "onoff")  # traffic.schedules' arrival processes
+
 
 class RunConfigError(IntbedError):
     """A run configuration that cannot run."""
@@ -125,6 +127,8 @@ class RunConfig(IntLabelConfig):
             fail(f"queue_depth must be at least 1, not {self.queue_depth}")
         if self.limit_ports not in ("all", "hosts"):
             fail(f"limit_ports must be 'all' or 'hosts', not {self.limit_ports!r}")
+        if self.arrivals not in ARRIVALS:
+            fail(f"arrivals must be one of {', '.join(ARRIVALS)}, not {self.arrivals!r}")
         if self.queue_rate_pps is not None and not self.queue_rate_pps > 0:
             fail(f"queue_rate_pps must be positive, not {self.queue_rate_pps}")
 
