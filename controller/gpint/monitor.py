@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from common.clock import Clock
+from controller.gpint.cost import MonitorCost
 from controller.gpint.probe import (
     DEFAULT_ADDRESSES,
     KIND_FEEDBACK,
@@ -125,12 +126,17 @@ class MonitorStats:
     """Counts since the monitor was made. ``malformed`` by reason: the
     parser's (``ProbeError.kind``) and ``path`` for a probe whose stacks do
     not fit its path; ``stale`` names no probe of the running session;
-    ``ignored`` are feedbacks and notices when recovery is off."""
+    ``ignored`` are feedbacks and notices when recovery is off. ``late``:
+    probes that arrived after ``probe_timeout_s`` had counted them lost
+    (recovery off), with how long after their send (``late_after_s``):
+    what tells a probe that was slow from one that was dropped."""
 
     frames: int = 0
     malformed: Counter[str] = field(default_factory=Counter)
     stale: int = 0
     ignored: int = 0
+    late: int = 0
+    late_after_s: list[float] = field(default_factory=list)
 
     @property
     def malformed_total(self) -> int:
@@ -209,7 +215,9 @@ class Monitor:
     ``switch_id`` each switch was configured with (default: its device id).
     ``addrs``: the probes' addresses (the identification is set per
     session). ``on_session(result)`` is called as each session ends;
-    ``results`` keeps them all.
+    ``results`` keeps them all. ``cost``: the monitor's own time per
+    probe sent and per frame received (``controller.gpint.cost``; None:
+    none, as on a live target, where the monitor takes its real time).
     """
 
     def __init__(self, topo: Topology, paths: Sequence[Sequence[str]], clock: Clock,
@@ -220,7 +228,8 @@ class Monitor:
                  addrs: Addresses = DEFAULT_ADDRESSES,
                  probe_timeout_s: float = DEFAULT_PROBE_TIMEOUT_S,
                  session_timeout_s: float | None = None, gap_s: float = 0.0,
-                 on_session: Callable[[SessionResult], None] | None = None) -> None:
+                 on_session: Callable[[SessionResult], None] | None = None,
+                 cost: MonitorCost | None = None) -> None:
         if not paths:
             raise GpintConfigError("no INT paths to probe")
         if len(paths) > MAX_PATHS:
@@ -269,6 +278,9 @@ class Monitor:
         self._number = 0
         self._next_id = 0
         self._rx_time: float | None = None
+        self.cost = cost
+        self._busy = 0.0  # the monitor is busy until then (with a cost)
+        self._timed_out: dict[int, float] = {}  # request id -> send, lost by timeout
 
     # ------------------------------------------------------------ lifecycle
 
@@ -327,6 +339,7 @@ class Monitor:
             else:
                 r.sends += 1
                 r.init = self.clock.now()
+                self._timed_out.pop(r.id, None)
                 self._send(r, 0)
                 self.clock.call_later(self.probe_timeout_s, self._probe_timeout, s, r)
 
@@ -336,10 +349,22 @@ class Monitor:
             return
         frame = build_probe(record.id, record.data[index:], request_type=self.request_type,
                             addrs=s.addrs)
+        switch = record.path[index]
+        if self.cost is None:
+            self._emit(s, switch, frame)
+            return
+        now = self.clock.now()
+        done = max(now, self._busy) + self.cost.send_s(len(record.path) - index)
+        self._busy = done
+        self.clock.call_later(done - now, self._emit, s, switch, frame)
+
+    def _emit(self, s: _Session, switch: str, frame: bytes) -> None:
+        if s.over:
+            return  # built for a session that ended while the monitor was busy
         if s.start is None:
             s.start = self.clock.now()
         s.sent += 1
-        self.send_frame(record.path[index], frame)
+        self.send_frame(switch, frame)
 
     # ------------------------------------------------------------- receiver
 
@@ -358,13 +383,27 @@ class Monitor:
         except ProbeError as exc:
             st.malformed[exc.kind] += 1
             return
+        now = self.clock.now() if t is None else t
+        if self.cost is None:
+            self._handle(probe, now)
+            return
+        done = max(now, self._busy) + self.cost.receive_s(len(probe.dlv))
+        self._busy = done
+        self.clock.call_later(done - self.clock.now(), self._handle, probe, done)
+
+    def _handle(self, probe: Probe, now: float) -> None:
+        """What a parsed frame does, handled at ``now``."""
+        st = self.stats
+        kind = probe.kind
+        sent = self._timed_out.pop(probe.request_id, None)
+        if sent is not None and kind == KIND_PROBE:
+            st.late += 1
+            st.late_after_s.append(now - sent)
         s = self._session
         record = None if s is None else s.by_id.get(probe.request_id)
         if s is None or record is None:
             st.stale += 1
             return
-        now = self.clock.now() if t is None else t
-        kind = probe.kind
         if kind != KIND_FEEDBACK and not self._keep_readings(s, record, probe):
             st.malformed["path"] += 1
             return
@@ -418,6 +457,7 @@ class Monitor:
         if s.over or record.finished:
             return
         s.failed += 1
+        self._timed_out[record.id] = record.init
         self._path_done(record)
 
     def _session_timeout(self, s: _Session) -> None:
