@@ -27,6 +27,12 @@ both; ``capacity_pps`` gives every switch a fixed capacity. The model
 timing model measured (``--switch-model``; BMv2 simple_switch here:
 22,300 packets/s), which is how fast a BMv2 switch on this machine is,
 whatever the paper's were.
+
+The 0.885 is ``reference_utilisation``: the paper's two statements do not
+fit one linear capacity (88.5 % at 10,000 is 124 % at 14,000; "reach 100
+%" at 14,000 is 71 % at 10,000), so a run may set the busiest switch's
+utilisation at 10,000 packets/s anywhere in that range (docs/gpint.md,
+"Failed probes at 14,000 packets/s", sweeps it).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import networkx as nx
 
 from common.errors import IntbedError
 from common.seeds import derive_seed
+from controller.gpint.cost import MEASURED, MonitorCost
 from controller.gpint.monitor import Monitor, SessionResult
 from controller.gpint.planners import plan
 from controller.gpint.recovery import FINE_TUNED, PAPER
@@ -66,10 +73,12 @@ class GpintRunError(IntbedError):
 class GpintRunConfig:
     """Every parameter of one run. ``recovery``: 'off', 'paper' (t_f 1.5 s,
     r_a 10) or 'ft' (GPINT-FT: 0.4 s, 2). ``mea_count``: counter values each
-    switch inserts besides its DLV entry (switch id, queue depth); 0 by
-    default, since a probe carries at most 128 values and Euler's paths reach
-    195 switches on 100-switch networks (section V-A), so only the DLV fits
-    every planner alike. ``capacity_pps`` None: ``derived_capacities``.
+    switch inserts besides its DLV entry (switch id, queue depth); 1 by
+    default, the paper's probe sizing: its 2,200-byte limit for Euler's
+    195-switch paths (section V-A) is what full stacks of Fig. 4's headers
+    with one 32-bit measurement per switch come to (42 + 195 x (3 + 4 + 4)
+    = 2,187 bytes). A probe carries at most 128 values, so a longer path
+    gets fewer (the figures lower it per run). ``capacity_pps`` None: ``derived_capacities``.
     ``failed_links``: switch pairs whose link drops every packet (a failure
     in the middle of the network, both directions), from the start or, with
     ``fail_at_s``, from that many seconds after the traffic starts (a
@@ -79,7 +88,11 @@ class GpintRunConfig:
     is not counted. ``end_when_done``: the traffic ends (after ``drain_s``)
     once the monitor has run its sessions instead of at ``duration_s``,
     which then only bounds the run; the background loss is measured over
-    the traffic that was sent."""
+    the traffic that was sent. ``monitor_cost_us``: the monitor's own
+    processing time per request on a target in virtual time (None: as
+    measured, ``controller.gpint.cost.MEASURED``; a number: that many
+    microseconds per request whatever its path; 0: free). A live target's
+    monitor takes its real time instead."""
 
     n: int = 20
     hosts: int = 60
@@ -90,6 +103,7 @@ class GpintRunConfig:
     load_pps: float = 10_000.0
     capacity_pps: float | None = None
     capacity_model: str = "identical"
+    reference_utilisation: float = REFERENCE_UTILISATION
     link_loss: float = 0.0
     failed_links: tuple[tuple[str, str], ...] = ()
     fail_at_s: float | None = None
@@ -100,9 +114,10 @@ class GpintRunConfig:
     warmup_s: float = 2.0
     duration_s: float = 10.0
     drain_s: float = 0.5
-    mea_count: int = 0
+    mea_count: int = 1
     request_type: int = 0
     end_when_done: bool = True
+    monitor_cost_us: float | None = None
 
     def __post_init__(self) -> None:
         def fail(message: str) -> None:
@@ -115,6 +130,8 @@ class GpintRunConfig:
         if self.capacity_model not in CAPACITY_MODELS:
             fail(f"capacity_model must be one of {', '.join(CAPACITY_MODELS)}, "
                  f"not {self.capacity_model!r}")
+        if not 0 < self.reference_utilisation <= 1:
+            fail(f"reference_utilisation must be in (0, 1], not {self.reference_utilisation}")
         if self.capacity_pps is not None and not self.capacity_pps > 0:
             fail(f"capacity_pps must be positive, not {self.capacity_pps}")
         if self.sessions < 1:
@@ -123,15 +140,25 @@ class GpintRunConfig:
             fail(f"probe_timeout_s must be positive, not {self.probe_timeout_s}")
         if not 0 <= self.mea_count <= 32:
             fail(f"mea_count must be in [0, 32] values per switch, not {self.mea_count}")
+        if self.queue_depth < 1:
+            fail(f"queue_depth must be at least 1 packet, not {self.queue_depth}")
         if self.packet_size < 64:
             fail(f"packet_size must be at least 64 bytes, not {self.packet_size}")
         if self.fail_at_s is not None and not 0 <= self.fail_at_s < self.duration_s:
             fail(f"fail_at_s must be within the traffic's duration, not {self.fail_at_s}")
+        if self.monitor_cost_us is not None and not self.monitor_cost_us >= 0:
+            fail(f"monitor_cost_us must not be negative, not {self.monitor_cost_us}")
         if not self.duration_s > self.warmup_s >= 0:
             fail("duration_s must be longer than warmup_s, and warmup_s not negative")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def monitor_cost(self) -> MonitorCost:
+        """The monitor's cost model in virtual time."""
+        if self.monitor_cost_us is None:
+            return MEASURED
+        return MonitorCost.flat(self.monitor_cost_us)
 
     def paths(self, seed: int = 0, topo: Topology | None = None) -> list[list[str]]:
         """The planner's INT paths for the run of ``seed`` (its topology, or
@@ -156,6 +183,8 @@ class GpintRunResult:
     link_losses: int
     malformed_probes: int
     wall_time_s: float
+    late_probes: int = 0
+    late_after_s: list[float] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -166,8 +195,10 @@ class GpintRunResult:
 
     def summary(self) -> dict[str, float]:
         """Per-run means: failed probes over generated probes, failed
-        sessions, session latency (completed sessions), and the recovery
-        path ratio 100 |P_R| / |P|."""
+        sessions, session latency (completed sessions), the recovery path
+        ratio 100 |P_R| / |P|, and the probes counted failed that came
+        back after their timeout over generated probes (the rest of the
+        failed ones were dropped)."""
         done = [s for s in self.sessions if s["completed"]]
         probes = sum(s["probes"] for s in self.sessions)
         return {
@@ -180,6 +211,7 @@ class GpintRunResult:
             "recovery_path_ratio": (100.0 * sum(s["recovery_sent"] for s in self.sessions)
                                     / probes if probes else math.nan),
             "sessions": len(self.sessions),
+            "late_probe_ratio": self.late_probes / probes if probes else math.nan,
         }
 
 
@@ -196,7 +228,8 @@ def run_topology(cfg: GpintRunConfig, seed: int = 0) -> Topology:
     elif cfg.capacity_model == "measured":
         caps = {name: None for name in topo.switches}  # the switch model's own
     else:
-        caps = dict(derived_capacities(topo, model=cfg.capacity_model))
+        caps = dict(derived_capacities(topo, utilisation=cfg.reference_utilisation,
+                                       model=cfg.capacity_model))
     for a, b in cfg.failed_links:
         links = [ln for ln in topo.links if {ln.a, ln.b} == {a, b}]
         if not links:
@@ -296,7 +329,8 @@ def run_gpint(cfg: GpintRunConfig, env: RunEnv | None = None, *,
                           recovery=RECOVERY[cfg.recovery], request_type=cfg.request_type,
                           mea_ranges={name: (0, cfg.mea_count) for name in topo.switches},
                           switch_ids=ids, probe_timeout_s=cfg.probe_timeout_s,
-                          on_session=session_done)
+                          on_session=session_done,
+                          cost=cfg.monitor_cost() if env.target.models_timing else None)
         net.attach_collector(monitor.on_frames)
         background(net, cfg, env.seed)
         t0 = net.start_traffic()
@@ -324,6 +358,7 @@ def run_gpint(cfg: GpintRunConfig, env: RunEnv | None = None, *,
         queue_drops=counters.queue_drops, input_drops=counters.input_drops,
         link_losses=counters.link_losses,
         malformed_probes=monitor.stats.malformed_total,
+        late_probes=monitor.stats.late, late_after_s=list(monitor.stats.late_after_s),
         wall_time_s=time.perf_counter() - t_wall, extra=dict(counters.extra))
 
 
