@@ -6,7 +6,9 @@ default): each traces one flow on a line of switches and the collector
 decodes the path from the reports it receives
 (``orchestration.systems.intlabel.trace``): INT-label by its specific-flow
 telemetry (section 3.3, every hop labels the flow's 1 kB packets with its
-32-byte item), INT by INT-MD v2.0 probes asking each hop for its node id.
+32-byte item) and, beside it, by Base A labels without the mark (each hop
+labels the flow now and then amid cross traffic, the path assembled from
+several reports), INT by INT-MD v2.0 probes asking each hop for its node id.
 Packets are those sent until a report first gave the true path; extra bits
 are the telemetry bits those packets carried on the wire into the last
 switch (a probe's whole frame). PINT is measured too: flows through
@@ -23,6 +25,7 @@ from typing import Any
 from common.seeds import derive_seed
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from experiments.pint.figures import LABELS, _schemes_check, measure
+from experiments.stats import mean_ci
 from orchestration.network import RunEnv
 from orchestration.systems.intlabel.trace import TraceResult, trace_flow
 from sinks.pint.pathtrace import MAX_HOPS
@@ -50,9 +53,9 @@ def grows(rows: list[dict[str, Any]], sigmas: float = 3.0) -> bool:
                for a, b in zip(rows, rows[1:]))
 
 
-def _trace(point: tuple[str, int, int, RunEnv]) -> TraceResult:
-    scheme, hops, packets, env = point
-    return trace_flow(scheme, hops, packets=packets, env=env)
+def _trace(point: tuple[str, int, int, int, RunEnv]) -> TraceResult:
+    scheme, hops, packets, rep, env = point
+    return trace_flow(scheme, hops, packets=packets, rep=rep, env=env)
 
 
 def traced_bits(t: TraceResult) -> float | None:
@@ -69,13 +72,19 @@ def compute(ctx: Context) -> Result:
     points = [(scheme, PAPER_BUDGET, h, design, p["flows"],
                derive_seed(ctx.seed, "intlabel-fig22", scheme, h) & 0xFFFFFFFF)
               for scheme in p["schemes"] for h in hops]
-    traces = ctx.map(_trace, [(s, h, p["trace_packets"], ctx.env)
-                              for s in ("int", "intlabel") for h in hops], label="traces")
-    by = {(t.scheme, t.hops): t for t in traces}
+    traces = ctx.map(_trace, [(s, h, p["trace_packets"], 0, ctx.env)
+                              for s in ("int", "intlabel") for h in hops]
+                     + [("intlabel-base", h, p["base_packets"], rep, ctx.env)
+                        for h in hops for rep in range(p["base_runs"])], label="traces")
+    by = {(t.scheme, t.hops): t for t in traces if t.scheme != "intlabel-base"}
+    base = {h: [t for t in traces if t.scheme == "intlabel-base" and t.hops == h]
+            for h in hops}
     rows = []
     for r in ctx.map(measure, points, label="points"):
         k = r["hops"]
         it, lt = by[("int", k)], by[("intlabel", k)]
+        b_packets = mean_ci(t.packets_to_trace for t in base[k])
+        b_bits = mean_ci(traced_bits(t) for t in base[k])
         rows.append({
             "scheme": r["scheme"], "hops": k, "flows": r["flows"],
             "pint_packets": r["mean_stored"], "pint_stderr": r["stderr_stored"],
@@ -89,6 +98,9 @@ def compute(ctx: Context) -> Result:
             "int_first_report_traces": it.first_report_traces,
             "intlabel_first_report_traces": lt.first_report_traces,
             "int_sent": it.sent, "intlabel_sent": lt.sent,
+            "base_packets": b_packets[0], "base_packets_ci95": b_packets[1],
+            "base_bits": b_bits[0], "base_runs": b_packets[2],
+            "base_untraced": sum(t.packets_to_trace is None for t in base[k]),
         })
     return Result(rows, headlines(rows, p), [f"paper: \"{q}\"" for q in PAPER_QUOTES]
                   + [f"PINT's XOR and hybrid are tuned for {design} hops (the longest swept)",
@@ -131,6 +143,15 @@ def headlines(rows: list[dict[str, Any]], p: dict[str, Any]) -> list[Headline]:
               Headline(f"INT-label extra bits, {longest} hops", at["intlabel_bits"], None,
                        "bits", note=f"{at['intlabel_wire_bytes']} bytes of INT option and "
                                     "32-byte items on the user packet")]
+    far = first[-1]
+    heads.append(Headline(
+        f"INT-label without the specific-flow mark: packets to trace {far['hops']} switches",
+        far["base_packets"], None, "packets", ci95=far["base_packets_ci95"],
+        n=far["base_runs"],
+        note=f"Base A, T = 50 ms, Poisson cross traffic of 500 packets/s on every link: a hop "
+             f"labels the flow now and then, so the path is assembled from several reports "
+             f"(a coupon collector over the hops, as PINT's); {far['base_bits']:.0f} extra "
+             f"bits; untraced runs: {far['base_untraced']}"))
     cheaper = [r["hops"] for r in first if r["intlabel_bits"] is not None
                and r["int_bits"] is not None and r["intlabel_bits"] < r["int_bits"]]
     heads.append(Headline(
@@ -174,7 +195,8 @@ def plot(res: Result, params: dict[str, Any], fig: Any) -> None:
         ax_b.plot(hops, [r["pint_bits"] for r in rows], f"-{marker}", ms=3,
                   label=f"PINT {LABELS[scheme]}")
     nan = float("nan")
-    for key, style, label in (("int", "-k", "INT (probe)"), ("intlabel", "-r", "INT-label")):
+    for key, style, label in (("int", "-k", "INT (probe)"), ("intlabel", "-r", "INT-label"),
+                              ("base", ":r", "INT-label, no specific flow")):
         ax_a.plot(hops, [nan if r[f"{key}_packets"] is None else r[f"{key}_packets"]
                          for r in first], style + "x", label=label)
         ax_b.plot(hops, [nan if r[f"{key}_bits"] is None else r[f"{key}_bits"]
@@ -207,6 +229,11 @@ register(Experiment(
               check=lambda v, p: None if 2 <= v <= 100_000 else "give 2 to 100,000 flows"),
         Param("trace_packets", 20, "most packets an INT or INT-label flow sends",
               check=lambda v, p: None if 1 <= v <= 10_000 else "give 1 to 10,000 packets"),
+        Param("base_packets", 2000, "most packets a flow sends without the specific-flow mark",
+              check=lambda v, p: None if 1 <= v <= 100_000 else "give 1 to 100,000 packets"),
+        Param("base_runs", 10, "runs per path length without the mark (cross traffic drawn "
+              "anew)", quick=3,
+              check=lambda v, p: None if 1 <= v <= 1000 else "give 1 to 1,000 runs"),
     ],
     compute, plot, description=__doc__.split("\n\n")[1].replace("\n", " "), live=True,
 ))

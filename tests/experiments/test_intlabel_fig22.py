@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -129,6 +130,9 @@ def test_fig22_quick_run(fig22: Any) -> None:
         assert r["intlabel_first_report_traces"] is fits
         assert (r["intlabel_packets"] == 1) if fits else (r["intlabel_packets"] is None)
         assert r["pint_bits"] == pytest.approx(16 * r["pint_packets"])
+        # without the mark every run assembles its path within its 2,000 packets, and
+        # needs more than the one packet a marked flow needs
+        assert r["base_untraced"] == 0 and r["base_packets"] > 1
         # an item is 32 bytes a hop, INT's node id 4: INT-label is cheaper only while
         # INT's 58 bytes of probe headers outweigh 28 bytes a hop
         if fits:
@@ -145,3 +149,43 @@ def test_fig22_says_who_wins(fig22: Any) -> None:
     fewest = heads["INT-label fewest extra bits on every path (vs INT and PINT hybrid)"]
     assert fewest["ours"] == 0.0 and fewest["verdict"] == "not reproduced"
     assert "2: PINT hybrid" in fewest["note"]
+
+
+def residual_survival(gaps: list[int]) -> Callable[[int], float]:
+    """P(a hop's next label is more than m packets away from a random packet),
+    for a renewal process with these gaps between labels."""
+    total = sum(gaps)
+
+    def survival(m: int) -> float:
+        return sum(g - m for g in gaps if g > m) / total
+    return survival
+
+
+def test_base_a_labels_assemble_the_path_as_a_coupon_collector_predicts() -> None:
+    """Without the specific-flow mark each hop labels the flow now and then
+    (Base A, Poisson cross traffic on every link): the packets needed until
+    every hop has labeled one, from every starting packet, against the
+    coupon-collector-style expectation with each hop's measured label gaps,
+    hops independent; and below the one for independent per-packet labels
+    (each hop labels at most once per T, so its labels are more regular)."""
+    hops, n = 4, 3000
+    r = trace_flow("intlabel-base", hops, packets=n, until_traced=False)
+    assert r.packets_to_trace is not None  # assembled from several reports
+    by_hop = [sorted(i for i, got in r.labels.items() if sid in got) for sid in r.true_path]
+    p = [len(v) / n for v in by_hop]
+    assert all(0.01 < x < 0.2 for x in p), p  # now and then, not every packet
+    bernoulli = sum(1 - math.prod(1 - (1 - x) ** m for x in p) for m in range(20_000))
+    tails = [residual_survival([b - a for a, b in zip(v, v[1:])]) for v in by_hop]
+    renewal = sum(1 - math.prod(1 - t(m) for t in tails) for m in range(2_000))
+    needed = []
+    for start in range(max(v[0] for v in by_hop), n, 7):
+        firsts = [next((i for i in v if i >= start), None) for v in by_hop]
+        if None in firsts:
+            break
+        needed.append(max(firsts) - start + 1)  # type: ignore[type-var]
+    measured = sum(needed) / len(needed)
+    assert len(needed) > 200
+    print(f"\npackets to trace {hops} hops: measured {measured:.1f}, renewal model "
+          f"{renewal:.1f}, per-packet model {bernoulli:.1f}")
+    assert measured == pytest.approx(renewal, rel=0.1)
+    assert measured < bernoulli
