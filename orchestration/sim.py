@@ -366,6 +366,13 @@ class SimNetwork:
 
     def fail_link(self, a: str, b: str) -> None:
         """Both wires of the link lose every packet from now on."""
+        self._link_loss(a, b, 1.0)
+
+    def restore_link(self, a: str, b: str) -> None:
+        """Undo ``fail_link``: both wires lose what the topology says again."""
+        self._link_loss(a, b, None)
+
+    def _link_loss(self, a: str, b: str, loss: float | None) -> None:
         links = [ln for ln in self.topo.links if {ln.a, ln.b} == {a, b}]
         if not links:
             raise TargetError(f"no link between {a} and {b}")
@@ -377,7 +384,7 @@ class SimNetwork:
                     nic = self.hosts[node].nic
                     wire = nic.wire if nic is not None else None
                 if wire is not None:
-                    wire.loss = 1.0
+                    wire.loss = ln.loss if loss is None else loss
 
     # --------------------------------------------------------------- stats
 

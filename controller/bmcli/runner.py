@@ -20,7 +20,7 @@ from heapq import heappop, heappush
 from pathlib import Path
 from typing import Any, Protocol
 
-from common.errors import IntbedError
+from common.errors import IntbedError, Loc
 from common.names import NameLookupError, lookup
 from controller.bmcli import values
 from controller.bmcli.parse import Command, CommandFileError, read_command_file
@@ -117,6 +117,39 @@ class CommandRunner:
                 raise cmd.fail(str(exc)) from None
             except IntbedError as exc:
                 raise cmd.fail(exc.message) from None
+
+    def apply(self, name: str, words: Sequence[str], where: Loc | None = None) -> str | None:
+        """One command given as words (an API call rather than a file line);
+        returns what it printed, if anything."""
+        text = " ".join((name, *words))
+        before = len(self.output)
+        self.run([Command(name, tuple(words), where or Loc("<api>", 0), text)])
+        return self.output[-1] if len(self.output) > before else None
+
+    def table_info(self, word: str) -> Any:
+        """The P4Info table a name or unique dotted suffix means."""
+        return self._table(Command("table", (word,), Loc("<api>", 0), word), word)
+
+    def needs_priority(self, word: str) -> bool:
+        """Whether entries of the table take a priority (ternary, range, optional)."""
+        return any(f.match_type in _PRIORITY_KINDS for f in self.table_info(word).match_fields)
+
+    def handle_of(self, word: str, keys: Sequence[str], priority: int | None = None
+                  ) -> int | None:
+        """The handle of the entry with these match words, or None."""
+        cmd = Command("table_delete", (word, *keys), Loc("<api>", 0), " ".join(keys))
+        table = self._table(cmd, word)
+        match = self._match(cmd, table, keys)
+        p4rt = None if priority is None else cli_priority_to_p4rt(priority)
+        for handle, entry in self._handles_of(table).items():
+            if entry.match == match and (p4rt is None or entry.priority == p4rt):
+                return handle
+        return None
+
+    def entry_key(self, word: str, handle: int) -> tuple[dict[str, MatchValue], int | None]:
+        """The match and P4Runtime priority of the entry with ``handle``."""
+        entry = self._handles_of(self.table_info(word))[handle]
+        return entry.match, entry.priority
 
     # ------------------------------------------------------------------ names
 

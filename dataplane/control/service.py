@@ -238,6 +238,10 @@ class RuntimeService:
         self._clock_ns = clock_ns or (lambda: int(switch.now()) * 1000)
         self._entry_extra: dict[tuple[int, int], tuple[int, bytes]] = {}
         self._mc: dict[int, list[tuple[int, int]]] = {}
+        # BMv2's P4Runtime server refuses RegisterEntry writes; a network
+        # running a p4-utils controller turns them on (its Thrift
+        # register_write has to land somewhere).
+        self.register_writes = False
         self._mc_nodes: dict[int, list[int]] = {}
         self._free_nodes: list[int] = []
         self._clones: dict[int, Any] = {}
@@ -555,7 +559,9 @@ class RuntimeService:
             "action_profile_group": self._write_profile_group,
         }.get(kind or "")
         if kind == "register_entry":
-            raise _fail("UNIMPLEMENTED", "register writes are not supported (as BMv2)")
+            if not self.register_writes:
+                raise _fail("UNIMPLEMENTED", "register writes are not supported (as BMv2)")
+            handler = self._write_register
         if handler is None:
             raise _fail("UNIMPLEMENTED", f"entity {kind or 'unset'} is not supported")
         handler(utype, getattr(update.entity, kind))
@@ -844,6 +850,21 @@ class RuntimeService:
             raise _fail("NOT_FOUND", f"unknown counter id {e.counter_id}")
         for i in self._cell_indices(ext, e):
             ext.cells.write(i, e.data.packet_count, e.data.byte_count)
+
+    def _write_register(self, utype: int, e: Any) -> None:
+        if utype != MODIFY:
+            raise _fail("INVALID_ARGUMENT", "register entries can only be modified")
+        ext = self._registers.get(e.register_id)
+        if ext is None:
+            raise _fail("NOT_FOUND", f"unknown register id {e.register_id}")
+        if e.data.WhichOneof("data") != "bitstring":
+            raise _fail("INVALID_ARGUMENT", f"{ext.name}: a register cell takes a bitstring")
+        cells = ext.cells
+        value = int.from_bytes(e.data.bitstring, "big")
+        if value > cells.mask:
+            raise _fail("OUT_OF_RANGE", f"{ext.name}: value {value} does not fit the cell")
+        for i in self._cell_indices(ext, e):
+            cells.set(i, value)
 
     def _entry(self, tm: _Table, e: Any) -> Entry:
         specs = self._matches(tm, e)

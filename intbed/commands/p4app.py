@@ -33,17 +33,26 @@ def p4app() -> None:
               help="Keep what every switch port sends as pcaps (BMv2's names, "
                    "<switch>-eth<port>_out.pcap) under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--controller", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A p4-utils controller script to run, unchanged, once the network is up "
+                   "(in its own folder, beside the topology.json written there).")
+@click.option("--controller-arg", "controller_args", multiple=True, metavar="ARG",
+              help="An argument for the controller script (repeat for more).")
+@click.option("--settle", type=click.FloatRange(min=0), default=None,
+              help="Seconds to wait for the controller before pinging (default: until it "
+                   "ends); one still running is pinged through and then stopped.")
 @switch_model_option
 def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | None,
-        as_json: bool, switch_model: str | None) -> None:
+        as_json: bool, controller: Path | None, controller_args: tuple[str, ...],
+        settle: float | None, switch_model: str | None) -> None:
     """Build the network PATH declares (a p4app.json or a NetworkAPI
     network.py), apply each switch's command file once its pipeline is up,
-    then ping every pair of hosts.
+    run the --controller script if given, then ping every pair of hosts.
 
-    Exit status 1 when a pair does not reach the other.
+    Exit status 1 when a pair does not reach the other or the controller fails.
     """
     from orchestration.p4app.load import load_app
-    from orchestration.p4app.run import run_app
+    from orchestration.p4app.run import ControllerSpec, run_app
 
     target.check_available()
     app = load_app(path)
@@ -60,7 +69,13 @@ def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | N
         from orchestration.live.options import LiveOptions
 
         options.update(live=LiveOptions(results_dir=pcap_dir, keep_pcaps=True), label="p4app")
-    result = run_app(app, target, seed=seed, ping=not no_ping, **options)
+    spec = None
+    if controller is not None:
+        spec = ControllerSpec(controller, controller_args, settle)
+    elif controller_args or settle is not None:
+        raise click.BadParameter("give --controller too", param_hint="--controller-arg/--settle")
+    result = run_app(app, target, seed=seed, ping=not no_ping, controller=spec, **options)
+    ctl = result.controller
     reached = len(result.pings) - len(result.lost)
     if as_json:
         click.echo(json.dumps({
@@ -70,7 +85,10 @@ def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | N
             "commands": result.commands,
             "pings": [{"src": p.src, "dst": p.dst, "rtt_us": p.rtt_us} for p in result.pings],
             "reached": reached, "pairs": len(result.pings),
-            "limitations": result.limitations, "notes": app.notes}, indent=2))
+            "limitations": result.limitations, "notes": app.notes,
+            "controller": None if ctl is None else {
+                "script": str(ctl.script), "returncode": ctl.returncode,
+                "elapsed_s": round(ctl.elapsed_s, 3)}}, indent=2))
     else:
         click.echo(f"{app.topo!r} on {target}, assignment {app.strategy or 'manual'}")
         for host in app.topo.hosts.values():
@@ -86,8 +104,52 @@ def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | N
             click.echo(f"{reached}/{len(result.pings)} pairs reachable")
         for limitation in result.limitations:
             click.echo(f"limitation: {limitation}", err=True)
-    if result.lost:
+    if ctl is not None:
+        state = (f"still running after {ctl.elapsed_s:.1f} s, stopped after the pings"
+                 if ctl.returncode is None else f"exited with status {ctl.returncode}")
+        click.echo(f"controller {ctl.script.name}: {state}", err=True)
+    if result.lost or (ctl is not None and ctl.failed):
         raise click.exceptions.Exit(1)
+
+
+@p4app.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@target_option("Where the network runs.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Run seed (link losses, P4 random()).")
+@click.option("--topology-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where topology.json goes (default: the folder of PATH, as p4-utils).")
+def up(path: Path, target: Target, seed: int, topology_dir: Path | None) -> None:
+    """Bring the network PATH declares up and keep it up (Ctrl-C tears it
+    down), printing how to start a p4-utils controller against it by hand."""
+    import signal
+    import threading
+
+    from orchestration.p4app.controller import ControllerSession
+    from orchestration.p4app.load import load_app
+    from orchestration.p4app.run import open_app
+
+    target.check_available()
+    app = load_app(path)
+    _echo_notes(app.notes)
+    net = open_app(app, target, seed=seed)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    try:
+        folder = topology_dir or path.resolve().parent
+        with ControllerSession(net, target, app, folder) as session:
+            env = session.env()
+            click.echo(f"{app.topo!r} is up on {target}; topology in {session.topology_file}")
+            click.echo("start a controller from that folder with:")
+            click.echo(f"  PYTHONPATH={env['PYTHONPATH']} \\")
+            click.echo(f"  INTBED_P4UTILS_CONNECT={session.connect_file} python3 CONTROLLER.py")
+            click.echo("Ctrl-C to tear the network down")
+            try:
+                done.wait()
+            except KeyboardInterrupt:
+                pass
+    finally:
+        net.stop()
 
 
 @click.command("p4app")

@@ -169,6 +169,8 @@ class _Reader:
             link.delay_us = parse_delay_us(merged["delay"], where, loc)
         if "loss" in merged:
             link.loss = parse_number(merged["loss"], f"{where}: loss (percent)", loc, 100) / 100
+        if "weight" in opts:
+            link.weight = parse_number(opts["weight"], f"{where}: weight", loc)
         for end, node in (("1", a), ("2", b)):
             port = opts.get(f"port{end}")
             if port is not None:

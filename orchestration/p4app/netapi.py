@@ -185,7 +185,9 @@ class _StandIn:
                                          100) / 100
             elif name in ("addr1", "addr2"):
                 link.addrs.setdefault(node1 if name == "addr1" else node2, {})["mac"] = value
-            elif name not in ("weight", "intfName1", "intfName2"):
+            elif name == "weight":
+                link.weight = parse_number(value, f"link {node1}-{node2}: weight", link.loc)
+            elif name not in ("intfName1", "intfName2"):
                 self._capture.note_once(f"addLink:{name}", f"addLink option '{name}' is not "
                                         "used by intbed, ignored")
         self._spec.links.append(link)

@@ -9,12 +9,14 @@ their queue commands are applied to the Topology first and skipped later.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from controller.bmcli import CommandRunner, read_command_file
 from controller.p4rt.client import P4RuntimeClient
 from orchestration.apps.ping import PingResult
 from orchestration.network import Network, Target, get_target
+from orchestration.p4app.controller import ControllerResult, ControllerSession
 from orchestration.p4app.reach import ping_all
 from orchestration.p4app.spec import P4App
 from orchestration.switch_access import TopologyQueues
@@ -41,6 +43,7 @@ class AppRun:
     commands: dict[str, int] = field(default_factory=dict)
     pings: list[PingResult] = field(default_factory=list)
     limitations: list[str] = field(default_factory=list)
+    controller: ControllerResult | None = None
 
     @property
     def lost(self) -> list[PingResult]:
@@ -78,17 +81,48 @@ def _runner(client: P4RuntimeClient | None, queues: Any, registers: Any = None
     return CommandRunner(cast(P4RuntimeClient, client), queues=queues, registers=registers)
 
 
+@dataclass(frozen=True)
+class ControllerSpec:
+    """A p4-utils controller to run with the network: the script, its
+    arguments, and how long to wait for it (None: until it ends)."""
+
+    script: Path
+    args: tuple[str, ...] = ()
+    settle_s: float | None = None
+
+
 def run_app(app: P4App, target: Target | str = "sim", *, seed: int = 0, ping: bool = True,
-            **options: Any) -> AppRun:
+            controller: ControllerSpec | None = None, **options: Any) -> AppRun:
+    """Build, configure, (run ``controller``,) ping every pair, tear down.
+
+    A controller still running when ``settle_s`` ends keeps running through
+    the pings (a learning switch needs it) and is stopped after them."""
     target = get_target(target)
     result = AppRun(app, target.name)
     net = open_app(app, target, seed=seed, **options)
     try:
         result.commands = {name: len(read_command_file(path))
                            for name, path in app.cli_inputs.items()}
-        if ping:
-            result.pings = ping_all(net, app)
+        if controller is None:
+            if ping:
+                result.pings = ping_all(net, app)
+        else:
+            _with_controller(net, target, app, controller, ping, result)
         result.limitations = list(net.limitations)
     finally:
         net.stop()
     return result
+
+
+def _with_controller(net: Network, target: Target, app: P4App, spec: ControllerSpec,
+                     ping: bool, result: AppRun) -> None:
+    script = spec.script.resolve()
+    with ControllerSession(net, target, app, script.parent) as session:
+        session.launch(script, spec.args)
+        result.controller = session.wait(spec.settle_s)
+        if result.controller.returncode is None and ping:
+            with session.hold():
+                result.pings = ping_all(net, app)
+            return
+    if ping:
+        result.pings = ping_all(net, app)

@@ -38,6 +38,7 @@ class LinkDecl:
     bandwidth_mbps: float | None = None
     delay_us: float | None = None
     loss: float | None = None
+    weight: float | None = None  # p4-utils' routing weight (topology.json), not a target setting
     # Addresses given for one end: node -> {"ip": "a.b.c.d/len", "mac": ...}
     addrs: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -75,6 +76,8 @@ class P4App:
     strategy: str | None
     notes: list[str]
     source: Path
+    # (a, b) as declared -> p4-utils' link weight, for topology.json
+    weights: dict[tuple[str, str], float] = field(default_factory=dict)
 
     @property
     def program(self) -> Path:
@@ -148,8 +151,9 @@ def build_app(spec: NetworkSpec) -> P4App:
         if opts.get("cli_input"):
             cli_inputs[name] = _existing(spec.base_dir, opts["cli_input"],
                                          f"switch '{name}': cli_input", loc)
+    weights = {(link.a, link.b): link.weight for link in spec.links if link.weight is not None}
     return P4App(topo, programs, cli_inputs, gateways, spec.strategy, list(spec.notes),
-                 spec.source)
+                 spec.source, weights)
 
 
 def _existing(base: Path, path: Any, what: str, loc: Loc) -> Path:

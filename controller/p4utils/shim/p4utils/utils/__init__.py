@@ -1,0 +1,1 @@
+"""p4-utils' ``p4utils.utils``: the controller-side modules."""
