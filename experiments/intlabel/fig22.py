@@ -235,5 +235,5 @@ register(Experiment(
               "anew)", quick=3,
               check=lambda v, p: None if 1 <= v <= 1000 else "give 1 to 1,000 runs"),
     ],
-    compute, plot, description=__doc__.split("\n\n")[1].replace("\n", " "), live=True,
+    compute, plot, description=__doc__.split("\n\n")[1].replace("\n", " "),
 ))

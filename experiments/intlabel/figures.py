@@ -240,7 +240,7 @@ register(Experiment(
            check=lambda v, _: None if v >= 1 else "at least one session")],
     fig21_compute, _counting_plot("bandwidth (Mb/s)", "Fig. 21", True),
     description="The authors' counting model (sheet and corrected) beside INT-path and "
-                "INT-label measured on the wire of fat-trees run on the target.", live=True))
+                "INT-label measured on the wire of fat-trees run on the target."))
 
 
 # The rest of INT-label's figures register where they are computed.
