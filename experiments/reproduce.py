@@ -4,10 +4,11 @@ measured (``experiments.book``).
 
 A run is the experiment's full sweep (``quick`` off, no overrides) at seed
 0, in ``results/NAME/seed0``, so the book and ``intbed run NAME`` read and
-write the same place. A run that finished is kept and read again with
-``--resume`` (an unfinished one is finished: its journaled points are not
-run again); without it an existing run is refused, never overwritten
-unless ``--force`` says so.
+write the same place. With ``--resume`` a run that finished is kept if the
+experiment's code is as it was (its digest, ``code_digest``) and run again
+if not; an unfinished one is finished (its journaled points are not run
+again). Without it an existing run is refused, never overwritten unless
+``--force`` says so.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pathlib import Path
 from experiments.framework import (
     RESULTS_DIR,
     ExperimentError,
+    code_digest,
+    get,
     load_all,
     natural_key,
     run_experiment,
@@ -50,6 +53,16 @@ def finished(path: Path) -> bool:
         return False
 
 
+def current(name: str, path: Path) -> bool:
+    """Whether the run in ``path`` was made by the experiment's code as it
+    is now (its recorded digest matches)."""
+    try:
+        recorded = json.loads((path / "config.json").read_text()).get("code")
+    except (OSError, ValueError):
+        return False
+    return recorded == code_digest(get(name))
+
+
 def selected(names: Sequence[str], every: bool) -> list[str]:
     """The experiments asked for, in ``intbed list``'s order; all with
     ``every``. Unknown names are refused before anything runs."""
@@ -77,12 +90,17 @@ def reproduce(names: Sequence[str], *, jobs: int = 1, cluster: str | None = None
     done: list[Reproduced] = []
     for i, name in enumerate(names, 1):
         path = run_dir(name, results)
+        rerun = force
         if resume and finished(path):
-            announce(f"[{i}/{len(names)}] {name}: finished earlier, kept ({path})")
-            done.append(Reproduced(name, path, True))
-            continue
+            if current(name, path):
+                announce(f"[{i}/{len(names)}] {name}: finished earlier, kept ({path})")
+                done.append(Reproduced(name, path, True))
+                continue
+            announce(f"[{i}/{len(names)}] {name}: its code changed since the run in {path}; "
+                     "running it again")
+            rerun = True
         announce(f"[{i}/{len(names)}] {name}: running at paper scale into {path}")
-        out = run_experiment(name, seed=SEED, quick=False, out=path, jobs=jobs, force=force,
-                             progress=progress, cluster=cluster, resume=resume)
+        out = run_experiment(name, seed=SEED, quick=False, out=path, jobs=jobs, force=rerun,
+                             progress=progress, cluster=cluster, resume=resume and not rerun)
         done.append(Reproduced(name, out, False))
     return done

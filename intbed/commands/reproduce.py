@@ -16,7 +16,8 @@ import click
 @click.option("--cluster", metavar="ADDRESS", default=None,
               help="Run the points on a Dask cluster: tcp://HOST:8786, or local:N.")
 @click.option("--resume", is_flag=True,
-              help="Keep runs that finished; finish interrupted ones from their journal.")
+              help="Keep runs that finished with the code as it is now (others run again); "
+                   "finish interrupted ones from their journal.")
 @click.option("--force", is_flag=True, help="Run again where a finished run is in place.")
 @click.option("--book-only", is_flag=True,
               help="Run nothing: write the book from the runs already in results/.")

@@ -100,6 +100,20 @@ def test_resume_keeps_a_finished_run_and_runs_nothing(tmp_path: Path) -> None:
     assert [(d.name, d.path, d.reused) for d in done] == [(NAME, path, True)]
 
 
+def test_resume_runs_again_a_run_whose_code_changed(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import experiments.reproduce as rep
+
+    _fake_run(tmp_path, NAME, HEADS, code="0" * 16)
+    calls = []
+    monkeypatch.setattr(rep, "run_experiment", lambda name, **kw: calls.append((name, kw))
+                        or tmp_path)
+    done = reproduce([NAME], resume=True, results=tmp_path)
+    assert [d.reused for d in done] == [False]
+    assert calls[0][0] == NAME and calls[0][1]["force"] is True
+    assert calls[0][1]["resume"] is False and calls[0][1]["quick"] is False
+
+
 def test_names_are_checked_before_anything_runs() -> None:
     with pytest.raises(ExperimentError, match="unknown experiment"):
         selected(["pint-quantiles", "no-such-figure"], False)
