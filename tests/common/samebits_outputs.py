@@ -35,15 +35,15 @@ QUICK_METRICS = {
     "intlabel-fig9":
         "d46ed40069fd65d40367b4e1da27bdaf21f56ea1031f13ba1a341cf00af4b6d9",
     "intlabel-fig12":
-        "0104d2a019e248eec787853642a57b1244f45522f5611d21238ad91f2fa69ea1",
+        "ef7c4bcccb51ae465a90985ddb982dc686935310cc06c80ba625200209d5a77d",
     "intlabel-fig14":
         "20e96308596ef2c08933dbb8c56227cb7144cd5c03d0f16c6bef1784a98b91ad",
     "intlabel-fig17":
         "155d55c089fc00a9266da73ccd41b5f9bb3a572498431cf2d28895a1ba2779bf",
     "intlabel-fig21":
-        "ca438e65e11cb3082ee27599a12fa8eb7d62e4b6fdcbdeb674f6ea31ed3f0c89",
+        "50c7df06dd0521f2390f69eacea733301b43759f20cecb8b3f2910dc6e58d8ef",
     "intlabel-fig22":
-        "b9dddb6c1776ae4a4611a3da1d86b954fd7f65955e1f4cb8628b630ac73f490b",
+        "ce7f4712f0993ca374253402368196293280fa84bb37704d62e1ad77bf012267",
     "pint-cc":
         "15a4b3c49fdf77d46a7691a112752c4da34e310f092f2132b31de163a016287f",
     "pint-path-tracing":
