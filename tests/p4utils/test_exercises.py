@@ -1,0 +1,153 @@
+"""p4-learning exercises with controllers, run unchanged on the sim: the
+exercise folders (``../shared/third-party/p4-learning``) are used in
+place and left as they were."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from common.paths import shared_dir
+from orchestration.apps.ping import icmp_echo
+from orchestration.p4app.controller import ControllerSession
+from orchestration.p4app.load import load_app
+from orchestration.p4app.reach import ping_all
+from orchestration.p4app.run import open_app
+
+EXERCISES = shared_dir() / "third-party" / "p4-learning"
+TRACE = EXERCISES / "09-Traceroutable"
+REROUTE = EXERCISES / "12-Fast-Reroute"
+LEARN = EXERCISES / "04-L2_Learning"
+L2 = EXERCISES / "03-L2_Basic_forwarding"
+pytestmark = pytest.mark.skipif(not EXERCISES.is_dir(),
+                                reason=f"the p4-learning exercises are not at {EXERCISES}")
+
+
+def intbed(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The installed command, so the controller's own output is captured too."""
+    return subprocess.run([str(Path(sys.executable).parent / "intbed"), *args], cwd=cwd,
+                          text=True, capture_output=True, timeout=300)
+
+
+def wait_for(check: Callable[[], bool], timeout_s: float = 30.0) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("folder, script", [(TRACE, "routing-controller.py"),
+                                            (REROUTE, "controller.py")])
+def test_controller_exercise_reaches_every_pair_on_sim(folder: Path, script: str) -> None:
+    before = sorted(p.name for p in folder.iterdir())
+    done = intbed("p4app", "run", "p4app.json", "--controller", script, "--target", "sim",
+                  "--json", cwd=folder)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout[done.stdout.index("{\n"):])
+    assert out["pairs"] == len(out["hosts"]) * (len(out["hosts"]) - 1) > 0
+    assert out["reached"] == out["pairs"]
+    assert out["controller"]["returncode"] == 0
+    assert sorted(p.name for p in folder.iterdir()) == before  # topology.json removed
+
+
+def test_without_the_controller_the_exercise_does_not_route() -> None:
+    """The reach above is the controller's doing: its tables start empty."""
+    done = intbed("p4app", "run", "p4app.json", "--target", "sim", "--json", cwd=TRACE)
+    out = json.loads(done.stdout)
+    assert done.returncode == 1 and out["reached"] == 0
+
+
+def _reroute_run(tell_the_switches: bool) -> dict[tuple[str, str], float | None]:
+    """12-Fast-Reroute with s1-s2 failed: through the exercise's CLI
+    (interfaces down and the switches' linkState registers set), or behind
+    the switches' backs (the link dies, nothing is told)."""
+    app = load_app(REROUTE / "p4app.json")
+    net = open_app(app, "sim")
+    try:
+        with ControllerSession(net, net_target(), app, REROUTE) as session:
+            proc = session.launch(REROUTE / "controller.py", stdin=subprocess.PIPE)
+            assert proc.stdin is not None
+            if tell_the_switches:
+                proc.stdin.write(b"fail s1 s2\n")
+            proc.stdin.write(b"exit\n")
+            proc.stdin.close()
+            result = session.wait(120)
+            assert result.returncode == 0
+        if not tell_the_switches:
+            net.fail_link("s1", "s2")  # type: ignore[attr-defined]
+        port = next(p for p, peer, _ in app.topo.port_peers("s1") if peer == "s2")
+        assert net.switches["s1"].ports[port].wire.loss == 1.0  # type: ignore[attr-defined]
+        return {(p.src, p.dst): p.rtt_us for p in ping_all(net, app)}
+    finally:
+        net.stop()
+
+
+def net_target():  # type: ignore[no-untyped-def]
+    from orchestration.network import get_target
+
+    return get_target("sim")
+
+
+def test_fast_reroute_recovers_after_a_link_fails() -> None:
+    rerouted = _reroute_run(tell_the_switches=True)
+    assert all(rtt is not None for rtt in rerouted.values()), rerouted
+    blind = _reroute_run(tell_the_switches=False)
+    # s1's shortest way to h2 is the failed link: unrerouted, h1 loses h2.
+    assert blind[("h1", "h2")] is None and blind[("h2", "h1")] is None
+    assert rerouted[("h1", "h2")] is not None
+
+
+def test_l2_learning_over_digests_fills_the_tables() -> None:
+    app = load_app(LEARN / "p4app_digest.json")
+    net = open_app(app, "sim")
+    h1, h2 = app.topo.hosts["h1"], app.topo.hosts["h2"]
+    observer = net.clients["s1"]
+    try:
+        with ControllerSession(net, net_target(), app, LEARN) as session:
+            session.launch(LEARN / "l2_learning_controller.py", ["s1", "digest"])
+
+            def read(table: str) -> list[dict]:
+                with session.lock:
+                    return observer.tables[table].read()
+            assert wait_for(lambda: len(read("MyIngress.broadcast")) == 4)
+            assert read("MyIngress.dmac") == []
+            time.sleep(0.5)  # the controller subscribes after its set-up
+            frame = icmp_echo(h1.mac, h2.mac, h1.ip, h2.ip, 1, 1)
+            with session.lock:
+                net.send_frame("h1", frame)
+            assert wait_for(lambda: len(read("MyIngress.dmac")) == 1, 20)
+            (entry,) = read("MyIngress.dmac")
+            mac = int(h1.mac.replace(":", ""), 16)
+            assert entry["match"] == {"hdr.ethernet.dstAddr": mac}
+            assert entry["params"] == {"egress_port": app.topo.host_switch("h1")[1]}
+            assert [e["match"] for e in read("MyIngress.smac")] == [
+                {"hdr.ethernet.srcAddr": mac}]
+            with session.hold():
+                pings = ping_all(net, app)
+        assert all(p.rtt_us is not None for p in pings)
+    finally:
+        net.stop()
+
+
+def test_a_controller_that_raises_shows_its_traceback(tmp_path: Path) -> None:
+    script = tmp_path / "bad.py"
+    script.write_text("from p4utils.utils.helper import load_topo\n"
+                      "topo = load_topo('topology.json')\n"
+                      "print('switches', sorted(topo.get_p4switches()))\n"
+                      "raise RuntimeError('the user code fails here')\n")
+    done = intbed("p4app", "run", str(L2 / "p4app.json"), "--controller", str(script),
+                  "--target", "sim", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "switches ['s1']" in done.stdout
+    assert "Traceback" in done.stderr and "RuntimeError: the user code fails here" in done.stderr
+    assert "controller bad.py: exited with status 1" in done.stderr
+    assert "12/12 pairs reachable" in done.stdout  # the run went on to its pings
+    assert not (tmp_path / "topology.json").exists()
