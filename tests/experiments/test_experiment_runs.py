@@ -347,18 +347,48 @@ def _fig14(run: Run) -> None:
     assert probes[10.0] == 10 * probes[100.0]
 
 
-def _closed_form(run: Run, expected: dict[str, float]) -> None:
-    """No randomness in the model: the figures are pinned (rel 1e-6)."""
-    for name, value in expected.items():
-        assert run.head(name) == pytest.approx(value, rel=1e-6), name
+def _hops(k: int) -> dict[int, float]:
+    """Section 4.3: host1 sends to every other host of a k-ary fat-tree; 1 hop
+    to its edge's k/2 - 1 neighbours, 3 within its pod, 5 beyond it."""
+    n = k**3 / 4 - 1
+    return {1: (k / 2 - 1) / n, 3: (k / 2 - 1) * k / 2 / n, 5: (k - 1) * (k / 2) ** 2 / n}
+
+
+def _expected_b(k: int, r: float) -> float:
+    """Section 4.3's W_n recursion, written here as the paper prints it, with
+    f(i) = i/5 and p_B = g(f) = (T_s/T)(1 - f) (g(0) = T_s/T, g(1) = 0)."""
+    def f(i: int) -> float:
+        return min(i / 5, 1.0)
+
+    def label(i: int) -> float:
+        return f(i) + r * (1 - f(i))
+
+    total = 0.0
+    for hops, ph in _hops(k).items():
+        w = [1.0 - r, r]  # W_1: the first hop labels by the interval only
+        for _ in range(hops - 1):  # P(W_n+1 = i) from P(W_n = i) and P(W_n = i - 1)
+            nxt = [0.0] * (len(w) + 1)
+            for i, x in enumerate(w):
+                nxt[i] += x * (1 - label(i))
+                nxt[i + 1] += x * label(i)
+            w = nxt
+        total += ph * sum(i * x for i, x in enumerate(w))
+    return total
 
 
 @bounds("intlabel-fig15")
 def _fig15(run: Run) -> None:
     _bools_hold(run)
-    _closed_form(run, {"E[labels] Base A, k=20": 0.04891945972986493,
-                       "E[labels] Base B (paper's recursion), k=20": 0.07213370333101751,
-                       "E[labels] Base B (per-port model), k=20": 0.06073886514716952})
+    r = 0.01
+    # Base A labels each hop independently with probability T_s/T: E = (T_s/T) E[H].
+    expect_a = r * sum(h * p for h, p in _hops(20).items())
+    assert run.head("E[labels] Base A, k=20") == pytest.approx(expect_a, rel=1e-9)
+    assert run.head("E[labels] Base B (paper's recursion), k=20") == pytest.approx(
+        _expected_b(20, r), rel=1e-9)
+    # The per-port model lies between: more labels than Base A (F1's redundancy),
+    # fewer than the paper's recursion, which adds g to f for every packet.
+    assert expect_a < run.head("E[labels] Base B (per-port model), k=20") \
+        < run.head("E[labels] Base B (paper's recursion), k=20")
     # More hops per path with k: expected labels grow with k for every model.
     for col in ("base_a", "base_b_paper", "base_b"):
         values = [r[col] for r in sorted(run.rows, key=lambda r: r["k"])]
@@ -368,8 +398,11 @@ def _fig15(run: Run) -> None:
 @bounds("intlabel-fig16")
 def _fig16(run: Run) -> None:
     _bools_hold(run)
-    _closed_form(run, {"E[labels] Base A at the largest T_s/T": 0.04891945972986493,
-                       "E[labels] Base B at the largest T_s/T": 0.07213370333101751})
+    top = max(run.column("ts_over_t"))
+    assert run.head("E[labels] Base A at the largest T_s/T") == pytest.approx(
+        top * sum(h * p for h, p in _hops(20).items()), rel=1e-6)
+    assert run.head("E[labels] Base B at the largest T_s/T") == pytest.approx(
+        _expected_b(20, top), rel=1e-6)
     # For T_s << T the chance to label at a hop is proportional to T_s/T, so
     # Base A's expectation is linear in T_s/T.
     slopes = [r["base_a"] / r["ts_over_t"] for r in run.rows]
