@@ -13,7 +13,9 @@ ratio of the two figures is reported with them.
 Table writes/s are measured against the same process over gRPC: ready
 WriteRequests one per RPC (the switch's own rate), one insert per Write
 through the by-name client (what a controller installing routes one by one
-sees), and batches of ``BATCH`` modifies per Write.
+sees), and batches of ``BATCH`` modifies per Write; then ``table_add``
+through the p4-utils API from a controller's process (``benchmarks.p4utils``),
+on this switch and on a sim switch behind its gRPC bridge.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from benchmarks.engine import (
     ipv4_udp_packet,
     l3_routes,
 )
+from benchmarks.p4utils import bench_sim_api, measure_api_writes
 from common.paths import child_env
 from common.procs import stop_process
 from common.rawsock import open_raw_socket
@@ -260,6 +263,9 @@ def bench_switch_pps(seconds: float = 5.0, engine_packets: int = 50_000) -> dict
     with live_switch() as sw:
         writes = measure_writes(sw)
         live = measure_pps(sw, seconds)
+        # Last: the API's client takes the primary role and resets the switch.
+        writes["p4utils"] = measure_api_writes(sw.switch.address)
+    writes["p4utils_sim"] = bench_sim_api()
     after = bench_l3_forward(engine_packets)["packets_per_s"]
     engine_pps = round((before + after) / 2, 1)
     live.update(program=L3_PROGRAM.stem, routes=ROUTES, engine_pps=engine_pps,

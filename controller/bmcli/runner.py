@@ -88,6 +88,9 @@ class CommandRunner:
         # Name -> P4Info object per kind, and per table its actions (P4Info is fixed).
         self._objects: dict[str, dict[str, Any]] = {}
         self._table_actions: dict[int, dict[str, Any]] = {}
+        # (kind, name as written) -> P4Info object: a name resolves the same
+        # way every time (the P4Info is fixed), and controllers repeat names.
+        self._resolved: dict[tuple[str, str], Any] = {}
         # Per action profile: member handles (BMv2's smallest free, used as
         # the P4Runtime member id) and groups with their members.
         self._members: dict[str, set[int]] = {}
@@ -132,7 +135,13 @@ class CommandRunner:
 
     def needs_priority(self, word: str) -> bool:
         """Whether entries of the table take a priority (ternary, range, optional)."""
-        return any(f.match_type in _PRIORITY_KINDS for f in self.table_info(word).match_fields)
+        key = ("priority", word)
+        found = self._resolved.get(key)
+        if found is None:
+            found = any(f.match_type in _PRIORITY_KINDS
+                        for f in self.table_info(word).match_fields)
+            self._resolved[key] = found
+        return found
 
     def handle_of(self, word: str, keys: Sequence[str], priority: int | None = None
                   ) -> int | None:
@@ -157,16 +166,25 @@ class CommandRunner:
         return self._lookup(cmd, "tables", name, "table")
 
     def _lookup(self, cmd: Command, kind: str, name: str, what: str) -> Any:
+        found = self._resolved.get((kind, name))
+        if found is not None:
+            return found
         objects = self._objects.get(kind)
         if objects is None:
             objects = {o.preamble.name: o for o in getattr(self.client.p4info, kind)}
             self._objects[kind] = objects
         try:
-            return objects[lookup(name, objects, what)]
+            found = objects[lookup(name, objects, what)]
         except NameLookupError as exc:
             raise cmd.fail(exc.message) from None
+        self._resolved[(kind, name)] = found
+        return found
 
     def _action(self, cmd: Command, table: Any, name: str) -> Any:
+        key = (f"action of {table.preamble.id}", name)
+        found = self._resolved.get(key)
+        if found is not None:
+            return found
         actions = self._table_actions.get(table.preamble.id)
         if actions is None:
             ids = {ref.id for ref in table.action_refs}
@@ -174,9 +192,11 @@ class CommandRunner:
                        if a.preamble.id in ids}
             self._table_actions[table.preamble.id] = actions
         try:
-            return actions[lookup(name, actions, "action", f"of table {table.preamble.name}")]
+            found = actions[lookup(name, actions, "action", f"of table {table.preamble.name}")]
         except NameLookupError as exc:
             raise cmd.fail(exc.message) from None
+        self._resolved[key] = found
+        return found
 
     @staticmethod
     def _args(cmd: Command, low: int, high: int | None, usage: str) -> tuple[str, ...]:

@@ -71,9 +71,14 @@ def find_switch(*, thrift_port: int | None = None, grpc_port: int | None = None,
 
 
 def open_client(switch: SwitchAddress) -> P4RuntimeClient:
-    """A primary P4Runtime session with ``switch`` over gRPC."""
+    """A primary P4Runtime session with ``switch`` over gRPC, its writes
+    pipelined (``controller.p4utils.pipeline``); a refused write is printed
+    as p4-utils prints a refused Thrift call."""
     from controller.p4rt.grpc_transport import GrpcTransport
+    from controller.p4utils.pipeline import PipelinedTransport
 
-    transport = GrpcTransport(switch.grpc, switch.device_id, CONTROLLER_ELECTION_ID)
+    grpc = GrpcTransport(switch.grpc, switch.device_id, CONTROLLER_ELECTION_ID)
+    transport = PipelinedTransport(grpc, lambda e: print(f"Invalid operation on "
+                                                         f"{switch.name} ({e})"))
     return P4RuntimeClient(transport, device_id=switch.device_id,
                            election_id=CONTROLLER_ELECTION_ID)

@@ -291,6 +291,14 @@ def switch_bench(as_json: bool, seconds: float) -> None:
     console.print("P4Runtime table writes/s over gRPC: " + ", ".join(
         f"{k.replace('_', ' ')} {v:,.0f}" for k, v in w.items()
         if isinstance(v, int | float) and k.endswith("per_s")))
+    for where, key in (("intbed-switch", "p4utils"), ("sim (gRPC bridge)", "p4utils_sim")):
+        a = w.get(key, {})
+        if "api_table_add_per_s" in a:
+            console.print(f"p4-utils API table_add on {where}, one call per route from a "
+                          f"controller process: {a['api_table_add_per_s']:,.0f}/s to the last "
+                          f"answer ({a['api_calls_per_s']:,.0f} calls/s, {a['writes']} Writes); "
+                          "one synchronous Write each "
+                          f"{a['api_unpipelined_table_add_per_s']:,.0f}/s")
 
 
 @bench.command("pint")
