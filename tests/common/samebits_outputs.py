@@ -41,7 +41,7 @@ QUICK_METRICS = {
     "intlabel-fig17":
         "155d55c089fc00a9266da73ccd41b5f9bb3a572498431cf2d28895a1ba2779bf",
     "intlabel-fig21":
-        "50c7df06dd0521f2390f69eacea733301b43759f20cecb8b3f2910dc6e58d8ef",
+        "38457e2d08075fdce50b4f528b7febe93c325914a75fd0ea7d42c5150936b04c",
     "intlabel-fig22":
         "ce7f4712f0993ca374253402368196293280fa84bb37704d62e1ad77bf012267",
     "pint-cc":

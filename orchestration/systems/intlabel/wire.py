@@ -8,7 +8,8 @@ Fig. 21, INT-path against INT-label), measured in runs on one fat-tree.
 - INT-path: GPINT's Euler planner (INT-path's Euler trails,
   ``controller.gpint.planners``) on the same fat-tree, its probes sent by
   the monitor through ``p4src/gpint.p4`` switches as measurement sessions
-  (``controller.gpint.monitor``) with no other traffic; the bytes are every
+  (``controller.gpint.monitor``) with no other traffic (a trail longer than
+  a probe's 200 SR entries is probed in consecutive pieces); the bytes are every
   frame a switch transmits on a data link, per session. A network-wide
   sweep every T is then ``1 / T`` sessions a second.
 
@@ -38,13 +39,15 @@ class WireBandwidth:
     coverage: float | None = None
     """INT-label's mean coverage per telemetry window (None for INT-path,
     whose sessions cover every link by construction)."""
+    loss_rate: float = 0.0
+    """INT-label: user packets lost (switches past their capacity)."""
 
     @property
     def mbps(self) -> float:
         return 8 * self.bytes_per_s / 1e6
 
 
-def intlabel_wire(k: int, T_ms: float, *, rate_mbps: float = 1.0, duration_s: float = 1.0,
+def intlabel_wire(k: int, T_ms: float, *, rate_mbps: float = 2.0, duration_s: float = 1.0,
                   env: RunEnv | None = None) -> WireBandwidth:
     """INT bytes per second of INT-label on ``fat_tree(k)``, every host a sender."""
     hosts = tuple(sorted(fat_tree(k).hosts, key=lambda h: int(h[1:])))
@@ -53,7 +56,23 @@ def intlabel_wire(k: int, T_ms: float, *, rate_mbps: float = 1.0, duration_s: fl
                     T_ms=T_ms, Ti_ms=2 * T_ms, warmup_s=min(0.2, duration_s / 4))
     m = run_intlabel(cfg, env)
     seconds = cfg.traffic_duration_s()
-    return WireBandwidth("INT-label", k, T_ms, m.int_bytes / seconds, 0.0, m.mean_coverage)
+    return WireBandwidth("INT-label", k, T_ms, m.int_bytes / seconds, 0.0, m.mean_coverage,
+                         m.loss_rate)
+
+
+def split_trails(paths: list[list[str]], most: int) -> list[list[str]]:
+    """Trails of at most ``most`` switches: a longer one becomes consecutive
+    pieces, each starting where the one before ended (a probe carries at
+    most ``most`` SR entries), so every link is still crossed once."""
+    out = []
+    for path in paths:
+        start = 0
+        while True:
+            out.append(path[start:start + most])
+            start += most - 1
+            if start >= len(path) - 1:
+                break
+    return out
 
 
 def int_path_wire(k: int, T_ms: float, *, sessions: int = 10, seed: int = 0,
@@ -62,11 +81,12 @@ def int_path_wire(k: int, T_ms: float, *, sessions: int = 10, seed: int = 0,
     one session (a probe per trail) every T."""
     from controller.gpint.monitor import Monitor
     from controller.gpint.planners import plan
+    from controller.gpint.probe import MAX_SR
     from orchestration.systems.gpint import PROGRAM, GpintRunConfig, configure_switches
 
     env = env or RunEnv()
     topo = fat_tree(k)
-    paths = plan("euler", topo.switch_graph(), seed=seed)
+    paths = split_trails(plan("euler", topo.switch_graph(), seed=seed), MAX_SR)
     wire = {"bytes": 0, "frames": 0}
 
     def tap(_ns: int, _switch: str, _port: int, frame: bytes) -> None:
