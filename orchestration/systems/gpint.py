@@ -299,9 +299,12 @@ def configure_switches(net: Network, cfg: GpintRunConfig) -> None:
 
 
 def run_gpint(cfg: GpintRunConfig, env: RunEnv | None = None, *,
-              on_session: Callable[[SessionResult], None] | None = None) -> GpintRunResult:
+              on_session: Callable[[SessionResult], None] | None = None,
+              before_finish: Callable[[Network], None] | None = None) -> GpintRunResult:
     """Build, configure, run and measure one run of ``cfg`` where ``env``
-    says (its target, seed and live options; the sim and seed 0 without)."""
+    says (its target, seed and live options; the sim and seed 0 without).
+    ``before_finish(net)`` sees the network once its traffic has run (a
+    diagnosis reading the target's own counters)."""
     env = env or RunEnv()
     topo = run_topology(cfg, env.seed)
     capacities = {name: spec.processing_rate_pps or 0.0 for name, spec in topo.switches.items()}
@@ -348,6 +351,8 @@ def run_gpint(cfg: GpintRunConfig, env: RunEnv | None = None, *,
         net.run_traffic(cfg.duration_s, cfg.drain_s)
         with net.app_lock:
             monitor.stop()
+        if before_finish is not None:
+            before_finish(net)
         counters = net.finish()
     return GpintRunResult(
         config={**cfg.to_dict(), **env.to_dict()}, paths=len(paths),

@@ -117,3 +117,16 @@ def test_measured_capacity_is_the_switch_models() -> None:
     r = run_gpint(cfg, RunEnv(switch_model="bmv2"))
     assert set(r.capacities_pps.values()) == {load_model("bmv2").capacity_pps}
     assert r.input_drops == 0 and r.summary()["failed_session_ratio"] == 0
+
+
+def test_drop_diagnosis_predicts_no_loss_where_no_switch_drops() -> None:
+    """experiments.gpint.drops reads every switch's counters after the
+    run: with light load nothing is dropped, so survival is 1 and the
+    predicted failure is the measured one, 0."""
+    from experiments.gpint.drops import diagnose
+
+    cfg = GpintRunConfig(**{**SMALL, "planner": "euler", "load_pps": 500.0})
+    out = diagnose(cfg, seed=0)
+    assert out["largest_drop_ratio"] == 0 and out["busiest_utilisation"] < 1
+    assert out["predicted_failed"] == out["measured_failed"] == 0
+    assert out["lengths"] == [len(p) for p in cfg.paths()]
