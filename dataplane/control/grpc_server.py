@@ -234,6 +234,9 @@ class P4RuntimeServer:
         self.device_id = device_id
         self.cpu_port = cpu_port
         self.lock = threading.RLock()
+        # Every pipeline's service takes RegisterEntry writes (intbed-switch
+        # --register-writes); off, as BMv2's server.
+        self.register_writes = False
         self.port: int | None = None
         self._switch_factory = switch_factory or _default_switch
         self._inject = inject
@@ -348,6 +351,7 @@ class P4RuntimeServer:
         try:
             service = RuntimeService(switch, p4info, cpu_port=self.cpu_port, inject=self._inject,
                                      arbitration=self.arbitration)
+            service.register_writes = self.register_writes
         except IntbedError as exc:
             raise _fail("INVALID_ARGUMENT", f"the P4Info does not fit the program: {exc}") from None
         return _Pipeline(program, switch, service, service.p4info, device_config, cookie)

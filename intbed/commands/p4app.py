@@ -132,7 +132,7 @@ def up(path: Path, target: Target, seed: int, topology_dir: Path | None) -> None
     target.check_available()
     app = load_app(path)
     _echo_notes(app.notes)
-    net = open_app(app, target, seed=seed)
+    net = open_app(app, target, seed=seed, for_controller=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     try:

@@ -216,6 +216,7 @@ class _Binary:
 
     name = ""
     emulates_loss = False
+    register_writes_flag: str | None = None  # the option that turns register writes on
     seeds_random = False
 
     def extra_args(self, *, seed: int, losses: Mapping[int, float]) -> list[str]:
@@ -263,6 +264,7 @@ class IntbedSwitch(_Binary):
 
     name = "intbed-switch"
     emulates_loss = True
+    register_writes_flag = "--register-writes"
     seeds_random = True
 
     def __init__(self, executable: Sequence[str] | None = None) -> None:

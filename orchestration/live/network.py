@@ -412,6 +412,10 @@ class LiveNetwork:
                                     "each link adds only the veth's own latency")
         if self.shape_links and any(ln.bandwidth_mbps > MAX_SHAPED_MBPS for ln in topo.links):
             self.limitations.append(f"links above {MAX_SHAPED_MBPS:g} Mb/s are not shaped")
+        if self.options.register_writes and getattr(self.binary, "register_writes_flag",
+                                                    None) is None:
+            self.limitations.append(f"{self.binary.name} refuses P4Runtime register writes: "
+                                    "a controller's register_write fails")
 
     def _switch_record(self, name: str) -> LiveSwitch:
         spec = self.topo.switches[name]
@@ -472,8 +476,12 @@ class LiveNetwork:
         losses = {port: link.loss for link in self.topo.links if link.loss
                   for node, port in ((link.a, link.a_port), (link.b, link.b_port))
                   if node == name}
-        return self.binary.extra_args(seed=derive_seed(self.seed, "p4-random", name),
+        args = self.binary.extra_args(seed=derive_seed(self.seed, "p4-random", name),
                                       losses=losses)
+        flag = getattr(self.binary, "register_writes_flag", None)
+        if self.options.register_writes and flag is not None:
+            args.append(flag)
+        return args
 
     def _launch(self, sw: LiveSwitch) -> SwitchProcess:
         assert self.prepared is not None

@@ -20,6 +20,7 @@ class LiveOptions:
     redis_url: str | None = None
     keep_pcaps: bool = False
     lead_s: float = 0.3
+    register_writes: bool = False  # switches take RegisterEntry writes where they can
 
 
 def next_run_dir(root: Path, label: str) -> Path:

@@ -8,7 +8,7 @@ their queue commands are applied to the Topology first and skipped later.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -51,9 +51,15 @@ class AppRun:
 
 
 def open_app(app: P4App, target: Target | str = "sim", *, seed: int = 0,
-             **options: Any) -> Network:
-    """The network of ``app`` on ``target``, started, every command file applied."""
+             for_controller: bool = False, **options: Any) -> Network:
+    """The network of ``app`` on ``target``, started, every command file applied.
+    ``for_controller``: its switches take register writes where they can (a
+    p4-utils controller's Thrift ``register_write`` becomes one)."""
     target = get_target(target)
+    if for_controller and target.live:
+        from orchestration.live.options import LiveOptions
+
+        options["live"] = replace(options.get("live") or LiveOptions(), register_writes=True)
     files = {name: read_command_file(path) for name, path in app.cli_inputs.items()}
     if not target.queues_while_running:
         for name, commands in files.items():
@@ -99,7 +105,7 @@ def run_app(app: P4App, target: Target | str = "sim", *, seed: int = 0, ping: bo
     the pings (a learning switch needs it) and is stopped after them."""
     target = get_target(target)
     result = AppRun(app, target.name)
-    net = open_app(app, target, seed=seed, **options)
+    net = open_app(app, target, seed=seed, for_controller=controller is not None, **options)
     try:
         result.commands = {name: len(read_command_file(path))
                            for name, path in app.cli_inputs.items()}

@@ -59,6 +59,7 @@ class SwitchOptions:
     loss: float = 0.0  # every port without its own
     port_loss: dict[int, float] = field(default_factory=dict)
     seed: int = 0
+    register_writes: bool = False
 
     def depth_of(self, port: int) -> int:
         return self.port_queue_depth.get(port, self.queue_depth)
@@ -121,6 +122,8 @@ def _add_extras(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--loss", action="append", default=[], metavar="[PORT:]P",
                         help="drop frames leaving the port with probability P")
     parser.add_argument("--seed", type=int, default=None, help="seed of the loss draws")
+    parser.add_argument("--register-writes", action="store_true",
+                        help="accept P4Runtime register writes (BMv2's server refuses them)")
 
 
 def _main_parser() -> _Parser:
@@ -223,4 +226,5 @@ def parse_args(argv: Sequence[str]) -> SwitchOptions:
             opts.port_loss[port] = p
     seed = tns.seed if tns.seed is not None else ns.seed
     opts.seed = seed if seed is not None else 0
+    opts.register_writes = ns.register_writes or tns.register_writes
     return opts

@@ -61,7 +61,7 @@ class GrpcDevice:
 
     def __init__(self, addr: str, device_id: int = 0, cpu_port: int | None = None, *,
                  clock: Callable[[], int] | None = None, inject: Inject | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, register_writes: bool = False) -> None:
         from dataplane.control.grpc_server import P4RuntimeServer
 
         self.device_id = device_id
@@ -70,6 +70,7 @@ class GrpcDevice:
         self.seed = seed
         self.server: Any = P4RuntimeServer(addr, device_id, cpu_port,
                                            switch_factory=self.make_switch, inject=inject)
+        self.server.register_writes = register_writes
         self.lock = self.server.lock
 
     def make_switch(self, program: CompiledProgram, device_id: int) -> Switch:

@@ -377,7 +377,8 @@ def serve(opts: SwitchOptions) -> int:
     """Run a switch with its P4Runtime server until SIGTERM/SIGINT; returns
     the exit status."""
     try:
-        switch = SoftSwitch(opts, partial(GrpcDevice, opts.grpc_addr))
+        switch = SoftSwitch(opts, partial(GrpcDevice, opts.grpc_addr,
+                                          register_writes=opts.register_writes))
     except ImportError as exc:  # grpcio missing
         raise SwitchConfigError(f"P4Runtime server unavailable: {exc}") from None
     previous = {sig: signal.signal(sig, lambda *_: switch.stop())
