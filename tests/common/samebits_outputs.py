@@ -27,7 +27,7 @@ if str(TESTS.parent) not in sys.path:
 
 QUICK_METRICS = {
     "gpint-fig10":
-        "6403af6eef44452a5079ad149c551869674aa9fdec947c2fb91cb7db5c6e02b1",
+        "40146d20a2dd0372420c585742335ccc7541609cdff8637c608595f88bc78617",
     "intcollector-fig9":
         "c0384fe070c57dc32bace6284be82395e9e407bad5f56ea66a998df116e0ce9b",
     "intcollector-storage":
