@@ -52,3 +52,18 @@ def disable_offloads(iface: str, pid: int | None = None) -> dict[str, int]:
         return {name: _ethtool(sock, iface, cmd) for name, cmd in ETHTOOL_GET.items()}
     finally:
         sock.close()
+
+
+def add_veth_pair(a: str, b: str) -> str | None:
+    """A veth pair ``a``/``b`` in this namespace, both up; None, or why not
+    (the pair is removed again when it was made but could not be brought up)."""
+    import subprocess
+
+    for i, cmd in enumerate((["ip", "link", "add", a, "type", "veth", "peer", "name", b],
+                             ["ip", "link", "set", a, "up"], ["ip", "link", "set", b, "up"])):
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            if i:
+                subprocess.run(["ip", "link", "del", a], capture_output=True, check=False)
+            return f"{' '.join(cmd)}: {done.stderr.strip()}"
+    return None

@@ -54,7 +54,7 @@ from common.pcap import iter_pcap
 from common.procs import stop_process
 from common.seeds import derive_seed
 from orchestration.binaries.switches import Prepared, SwitchProcess, get_binary, launch
-from orchestration.live.netutil import disable_offloads
+from orchestration.live.netutil import add_veth_pair, disable_offloads
 from orchestration.live.options import LiveOptions, next_run_dir
 from orchestration.live.pcap import out_pcap
 from orchestration.live.teardown import StepLog, run_step
@@ -405,6 +405,7 @@ class LiveNetwork:
                 self._root_ifaces.append(iface)
                 self.collector_ifaces[name] = col
         net.build()
+        self._add_cpu_veths()
         self._configure_hosts(host_ifaces)
         self._configure_root_ifaces()
         if any(ln.delay_us > 0 for ln in topo.links):
@@ -441,6 +442,17 @@ class LiveNetwork:
             node = self.net[COLLECTOR_HOST]
             for iface in self.collector_ifaces.values():
                 disable_offloads(iface, node.pid)
+
+    def _add_cpu_veths(self) -> None:
+        """``LiveOptions.cpu_ports``: each a veth pair in the root namespace,
+        the first end that switch port, the second left for a controller."""
+        for name, port in sorted(self.options.cpu_ports.items()):
+            inner, outer = f"{name}-cpu-eth0", f"{name}-cpu-eth1"
+            self._root_ifaces += [inner, outer]
+            problem = add_veth_pair(inner, outer)
+            if problem is not None:
+                raise LiveTargetError(f"switch {name}: CPU port veth: {problem}")
+            self.switches[name].ports[port] = inner
 
     def _configure_root_ifaces(self) -> None:
         for iface in self._root_ifaces:

@@ -4,7 +4,7 @@ Redis to use, and what to keep."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -21,6 +21,9 @@ class LiveOptions:
     keep_pcaps: bool = False
     lead_s: float = 0.3
     register_writes: bool = False  # switches take RegisterEntry writes where they can
+    # switch -> port: a veth pair <switch>-cpu-eth0 (that port) / -eth1 (free,
+    # for a controller to sniff and send on), p4-utils' CPU port
+    cpu_ports: dict[str, int] = field(default_factory=dict)
 
 
 def next_run_dir(root: Path, label: str) -> Path:

@@ -10,7 +10,7 @@ sim switch through a ``ServiceBridge`` of its in-process service, with
 virtual time kept at the wall-clock time since the controller started
 (so its sleeps and timeouts mean what they say) and digests collected
 as time moves; ``ip link`` on the sim's interfaces is answered by
-``simlinks``.
+``simlinks``, and CPU ports are veths the controller can sniff (``simcpu``).
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class ControllerSession:
         self._stop = threading.Event()
         self._proc: subprocess.Popen | None = None
         self._links: Any = None
+        self._cpu: Any = None
         self._script, self._started = Path(), 0.0
         self._pacer: threading.Thread | None = None
         self.lock: Any = threading.RLock()
@@ -86,6 +87,13 @@ class ControllerSession:
 
                 self._links = LinkServer(LinkStates(self.net, self.lock),
                                          Path(self._tmp.name) / "links.sock")
+                if self.app.cpu_ports:
+                    from orchestration.p4app.simcpu import SimCpuPorts
+
+                    self._cpu = SimCpuPorts(self.net, self.app.cpu_ports)
+                    if self._cpu.problem is not None:
+                        print(f"note: no CPU interface for the controller: {self._cpu.problem}",
+                              file=sys.stderr)
                 self._pacer = threading.Thread(target=self._pace, name="sim-pace", daemon=True)
                 self._pacer.start()
         except BaseException:
@@ -99,6 +107,9 @@ class ControllerSession:
         if self._links is not None:
             self._links.close()
             self._links = None
+        if self._cpu is not None:
+            self._cpu.close()
+            self._cpu = None
         for bridge in self._bridges:
             bridge.stop()
         self._bridges.clear()

@@ -39,8 +39,7 @@ _QUIET = frozenset({
     "setLogLevel", "enableCli", "disableCli", "enablePcapDump", "enablePcapDumpAll",
     "disablePcapDump", "disablePcapDumpAll", "enableLog", "enableLogAll", "disableLog",
     "disableLogAll", "enableArpTables", "disableArpTables", "enableGwArp", "disableGwArp",
-    "setCompiler", "setThriftPort", "setGrpcPort", "enableCpuPort", "enableCpuPortAll",
-    "disableCpuPort", "disableCpuPortAll", "enableDebugger", "enableDebuggerAll",
+    "setCompiler", "setThriftPort", "setGrpcPort", "enableDebugger", "enableDebuggerAll",
     "disableDebugger", "disableDebuggerAll", "setSwitchDpid", "setIntfName",
     "setTopologyFile", "stopNetwork", "printPortMapping", "setIpBase"})
 
@@ -121,6 +120,22 @@ class _StandIn:
         return name
 
     addP4RuntimeSwitch = addP4Switch
+
+    def enableCpuPort(self, name: str) -> None:
+        self._node_exists(name)
+        self._spec.switches[name]["cpu_port"] = True
+
+    def disableCpuPort(self, name: str) -> None:
+        self._node_exists(name)
+        self._spec.switches[name].pop("cpu_port", None)
+
+    def enableCpuPortAll(self) -> None:
+        for opts in self._spec.switches.values():
+            opts["cpu_port"] = True
+
+    def disableCpuPortAll(self) -> None:
+        for opts in self._spec.switches.values():
+            opts.pop("cpu_port", None)
 
     def addHost(self, name: str, **opts: Any) -> str:
         kept = {}

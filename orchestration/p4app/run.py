@@ -59,7 +59,8 @@ def open_app(app: P4App, target: Target | str = "sim", *, seed: int = 0,
     if for_controller and target.live:
         from orchestration.live.options import LiveOptions
 
-        options["live"] = replace(options.get("live") or LiveOptions(), register_writes=True)
+        options["live"] = replace(options.get("live") or LiveOptions(), register_writes=True,
+                                  cpu_ports=dict(app.cpu_ports))
     files = {name: read_command_file(path) for name, path in app.cli_inputs.items()}
     if not target.queues_while_running:
         for name, commands in files.items():

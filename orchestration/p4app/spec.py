@@ -78,6 +78,8 @@ class P4App:
     source: Path
     # (a, b) as declared -> p4-utils' link weight, for topology.json
     weights: dict[tuple[str, str], float] = field(default_factory=dict)
+    # switch -> its CPU port (p4-utils' cpu_port: the port after its last link)
+    cpu_ports: dict[str, int] = field(default_factory=dict)
 
     @property
     def program(self) -> Path:
@@ -152,8 +154,10 @@ def build_app(spec: NetworkSpec) -> P4App:
             cli_inputs[name] = _existing(spec.base_dir, opts["cli_input"],
                                          f"switch '{name}': cli_input", loc)
     weights = {(link.a, link.b): link.weight for link in spec.links if link.weight is not None}
+    cpu_ports = {name: max(topo.switches[name].ports, default=0) + 1
+                 for name, opts in spec.switches.items() if opts.get("cpu_port") is True}
     return P4App(topo, programs, cli_inputs, gateways, spec.strategy, list(spec.notes),
-                 spec.source, weights)
+                 spec.source, weights, cpu_ports)
 
 
 def _existing(base: Path, path: Any, what: str, loc: Loc) -> Path:

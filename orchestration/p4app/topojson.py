@@ -6,7 +6,8 @@ The format is networkx node-link JSON (``directed``, ``multigraph``,
 ``graph``, ``nodes`` with ``id``, ``links`` with ``source``/``target``).
 Switch nodes carry ``isSwitch``, ``isP4Switch``, ``isP4RuntimeSwitch``,
 ``device_id`` and the Thrift and gRPC ports p4-utils would give them
-(9090 and 9559 up, in name order); host nodes ``isHost`` and ``ip``. Each
+(9090 and 9559 up, in name order), and with a CPU port ``cpu_port_num``,
+``cpu_intf`` and ``cpu_ctl_intf``; host nodes ``isHost`` and ``ip``. Each
 link lists both ends: ``node1``/``node2``, ``port1``/``port2``,
 ``intfName1``/``intfName2`` (``s1-eth2``, a host's ``h1-eth0``),
 ``addr1``/``addr2`` (MACs), ``ip1``/``ip2`` where p4-utils assigns one
@@ -35,6 +36,11 @@ def switch_ports(app: P4App) -> dict[str, tuple[int, int]]:
             for i, name in enumerate(sorted(app.topo.switches))}
 
 
+def cpu_interfaces(switch: str) -> tuple[str, str]:
+    """p4-utils' CPU veth: the switch's end, and the end a controller sniffs."""
+    return f"{switch}-cpu-eth0", f"{switch}-cpu-eth1"
+
+
 def _intf(node: str, port: int) -> str:
     return f"{node}-eth{port}"
 
@@ -60,6 +66,10 @@ def topology_data(app: P4App) -> dict[str, Any]:
                       "isP4RuntimeSwitch": True, "device_id": sw.device_id,
                       "thrift_port": thrift, "grpc_port": grpc, "cpu_port": False,
                       "p4_src": str(app.programs.get(name, ""))})
+        if name in app.cpu_ports:
+            inner, outer = cpu_interfaces(name)
+            nodes[-1].update(cpu_port=True, cpu_port_num=app.cpu_ports[name], cpu_intf=inner,
+                             cpu_ctl_intf=outer)
     links = []
     for link in topo.links:
         edge: dict[str, Any] = {"source": link.a, "target": link.b, "node1": link.a,

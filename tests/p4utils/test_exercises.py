@@ -5,6 +5,7 @@ place and left as they were."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -105,21 +106,28 @@ def test_fast_reroute_recovers_after_a_link_fails() -> None:
     assert rerouted[("h1", "h2")] is not None
 
 
-def test_l2_learning_over_digests_fills_the_tables() -> None:
-    app = load_app(LEARN / "p4app_digest.json")
+@pytest.mark.parametrize("app_file, mode", [
+    ("p4app_digest.json", "digest"),
+    pytest.param("p4app_cpu.json", "cpu", marks=pytest.mark.skipif(
+        os.geteuid() != 0, reason="the sim's CPU port is a veth pair, which needs root")),
+])
+def test_l2_learning_fills_the_tables(app_file: str, mode: str) -> None:
+    """04-L2_Learning's controller on sim: over digests (the nnpy learning
+    socket), or over the CPU port (a clone sniffed on s1-cpu-eth1)."""
+    app = load_app(LEARN / app_file)
     net = open_app(app, "sim")
     h1, h2 = app.topo.hosts["h1"], app.topo.hosts["h2"]
     observer = net.clients["s1"]
     try:
         with ControllerSession(net, net_target(), app, LEARN) as session:
-            session.launch(LEARN / "l2_learning_controller.py", ["s1", "digest"])
+            session.launch(LEARN / "l2_learning_controller.py", ["s1", mode])
 
             def read(table: str) -> list[dict]:
                 with session.lock:
                     return observer.tables[table].read()
             assert wait_for(lambda: len(read("MyIngress.broadcast")) == 4)
             assert read("MyIngress.dmac") == []
-            time.sleep(0.5)  # the controller subscribes after its set-up
+            time.sleep(1.0)  # the controller subscribes (or sniffs) after its set-up
             frame = icmp_echo(h1.mac, h2.mac, h1.ip, h2.ip, 1, 1)
             with session.lock:
                 net.send_frame("h1", frame)

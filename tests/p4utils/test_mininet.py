@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from orchestration.network import get_target
-from tests.p4utils.test_exercises import EXERCISES, REROUTE, TRACE, intbed
+from tests.p4utils.test_exercises import EXERCISES, LEARN, REROUTE, TRACE, intbed
 
 _MININET = get_target("mininet").available()
 pytestmark = [
@@ -35,3 +35,35 @@ def test_controller_exercise_reaches_every_pair_on_mininet(clean: None, folder: 
         # The exercise's CLI read every link's state with 'ip link' and wrote
         # each switch's linkState register: refused writes would print here.
         assert "set port" in done.stdout and "Invalid operation" not in done.stdout
+
+
+@pytest.mark.parametrize("app_file, mode", [("p4app_digest.json", "digest"),
+                                            ("p4app_cpu.json", "cpu")])
+def test_l2_learning_controller_learns_every_host_on_mininet(clean: None, tmp_path: Path,
+                                                             app_file: str, mode: str) -> None:
+    """04-L2_Learning: over digests (the nnpy learning socket) or over the
+    CPU port (clones sniffed on s1-cpu-eth1 with Scapy), the controller
+    fills dmac with every host's MAC and port once the hosts have pinged."""
+    from orchestration.live.options import LiveOptions
+    from orchestration.p4app.controller import ControllerSession
+    from orchestration.p4app.load import load_app
+    from orchestration.p4app.reach import ping_all
+    from orchestration.p4app.run import open_app
+
+    app = load_app(LEARN / app_file)
+    assert (mode == "cpu") == ("s1" in app.cpu_ports)
+    net = open_app(app, "mininet", for_controller=True,
+                   live=LiveOptions(results_dir=tmp_path / "runs"), label="p4utils-l2")
+    try:
+        with ControllerSession(net, get_target("mininet"), app, LEARN) as session:
+            session.launch(LEARN / "l2_learning_controller.py", ["s1", mode])
+            assert session.wait(3.0).returncode is None  # its loop runs on
+            pings = ping_all(net, app)
+            learned = {e["match"]["hdr.ethernet.dstAddr"]: e["params"]["egress_port"]
+                       for e in net.clients["s1"].tables["MyIngress.dmac"].read()}
+    finally:
+        net.stop()
+    assert all(p.rtt_us is not None for p in pings)
+    want = {int(h.mac.replace(":", ""), 16): app.topo.host_switch(name)[1]
+            for name, h in app.topo.hosts.items()}
+    assert learned == want

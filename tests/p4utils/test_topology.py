@@ -93,3 +93,17 @@ def test_unknown_names_raise_as_p4utils(tmp_path: Path) -> None:
         topo.get_host_ip("s1")
     with pytest.raises(TypeError, match="is not a P4 switch"):
         topo.get_thrift_port("h1")
+
+
+def test_cpu_port_as_p4utils_numbers_it(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """04-L2_Learning's cpu variant: the CPU port follows the switch's last link."""
+    learn = EXERCISES / "04-L2_Learning"
+    app, topo = loaded(learn / "p4app_cpu.json", tmp_path)
+    last = max(port for port, _, _ in app.topo.port_peers("s1"))
+    assert topo.get_cpu_port_index("s1") == last + 1 == app.cpu_ports["s1"]
+    assert topo.get_cpu_port_intf("s1") == "s1-cpu-eth0"
+    assert topo.get_ctl_cpu_intf("s1") == "s1-cpu-eth1"
+    _, plain = loaded(learn / "p4app_digest.json", tmp_path)
+    assert plain.get_cpu_port_index("s1") is None
+    assert "Switch s1 has no cpu port." in capsys.readouterr().out
