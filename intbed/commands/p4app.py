@@ -33,7 +33,8 @@ def p4app() -> None:
               help="Keep what every switch port sends as pcaps (BMv2's names, "
                    "<switch>-eth<port>_out.pcap) under this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--controller", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--controller", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None,
               help="A p4-utils controller script to run, unchanged, once the network is up "
                    "(in its own folder, beside the topology.json written there).")
 @click.option("--controller-arg", "controller_args", multiple=True, metavar="ARG",
@@ -123,6 +124,7 @@ def up(path: Path, target: Target, seed: int, topology_dir: Path | None) -> None
     """Bring the network PATH declares up and keep it up (Ctrl-C tears it
     down), printing how to start a p4-utils controller against it by hand."""
     import signal
+    import sys
     import threading
 
     from orchestration.p4app.controller import ControllerSession
@@ -142,7 +144,8 @@ def up(path: Path, target: Target, seed: int, topology_dir: Path | None) -> None
             click.echo(f"{app.topo!r} is up on {target}; topology in {session.topology_file}")
             click.echo("start a controller from that folder with:")
             click.echo(f"  PYTHONPATH={env['PYTHONPATH']} \\")
-            click.echo(f"  INTBED_P4UTILS_CONNECT={session.connect_file} python3 CONTROLLER.py")
+            click.echo(f"  INTBED_P4UTILS_CONNECT={session.connect_file} {sys.executable} "
+                       "CONTROLLER.py")
             click.echo("Ctrl-C to tear the network down")
             try:
                 done.wait()

@@ -159,3 +159,37 @@ def test_a_controller_that_raises_shows_its_traceback(tmp_path: Path) -> None:
     assert "controller bad.py: exited with status 1" in done.stderr
     assert "12/12 pairs reachable" in done.stdout  # the run went on to its pings
     assert not (tmp_path / "topology.json").exists()
+
+
+def test_p4app_up_serves_a_controller_started_by_hand(tmp_path: Path) -> None:
+    """``p4app up`` prints the environment; a script started with it reaches
+    the switches; SIGTERM tears the network down and removes topology.json."""
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "from p4utils.utils.helper import load_topo\n"
+        "from p4utils.utils.sswitch_thrift_API import SimpleSwitchThriftAPI\n"
+        "topo = load_topo('topology.json')\n"
+        "api = SimpleSwitchThriftAPI(topo.get_thrift_port('s1'))\n"
+        "print('handle', api.table_add('ipv4_lpm', 'drop', ['10.9.0.0/16']))\n"
+        "print('entries', api.table_num_entries('ipv4_lpm'))\n")
+    up = subprocess.Popen([str(Path(sys.executable).parent / "intbed"), "p4app", "up",
+                           str(TRACE / "p4app.json"), "--topology-dir", str(tmp_path)],
+                          stdout=subprocess.PIPE, text=True)
+    try:
+        assert up.stdout is not None
+        lines = [up.stdout.readline() for _ in range(5)]
+        env = dict(os.environ)
+        for line in lines:
+            for word in line.split():
+                if word.startswith(("PYTHONPATH=", "INTBED_P4UTILS_CONNECT=")):
+                    key, _, value = word.partition("=")
+                    env[key] = value
+        assert "INTBED_P4UTILS_CONNECT" in env, lines
+        done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, text=True,
+                              capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "handle 0" in done.stdout and "entries 1" in done.stdout
+    finally:
+        up.terminate()
+        up.wait(timeout=30)
+    assert not (tmp_path / "topology.json").exists()
