@@ -16,6 +16,7 @@ as time moves; ``ip link`` on the sim's interfaces is answered by
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,7 @@ from orchestration.p4app.spec import P4App
 from orchestration.p4app.topojson import switch_ports, topology_data
 
 SHIM_DIR = PACKAGE_ROOT / "controller" / "p4utils" / "shim"
+SUDOBIN = Path(__file__).resolve().parent / "sudobin"
 PACE_STEP_S = 0.002
 
 
@@ -123,11 +125,15 @@ class ControllerSession:
     def env(self) -> dict[str, str]:
         env = child_env({ENV: str(self.connect_file)})
         env["PYTHONPATH"] = os.pathsep.join([str(SHIM_DIR), env["PYTHONPATH"]])
+        path = [env.get("PATH", "")]
         if self._links is not None:
             from orchestration.p4app.simlinks import SIMBIN
 
-            env["PATH"] = os.pathsep.join([str(SIMBIN), env.get("PATH", "")])
+            path.insert(0, str(SIMBIN))
             env["INTBED_SIM_LINKS"] = str(self._links.path)
+        if self._links is not None or (os.geteuid() == 0 and shutil.which("sudo") is None):
+            path.insert(0, str(SUDOBIN))  # scripts that sudo what needs no privileges here
+        env["PATH"] = os.pathsep.join(path)
         return env
 
     # ------------------------------------------------------------ endpoints

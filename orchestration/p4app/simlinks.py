@@ -1,8 +1,9 @@
 """Interface state of a sim network for controllers that call ``ip``.
 
 Controllers written for Mininet read and set link state with ``ip link``
-(12-Fast-Reroute's CLI fails a link by taking its interfaces down). On the
-sim target ``simbin/`` is first on the controller's PATH: its ``ip`` asks
+(12-Fast-Reroute's CLI fails a link by taking its interfaces down, with
+sudo: ``sudobin/``). On the sim target ``simbin/`` is first on the
+controller's PATH: its ``ip`` asks
 this server, over a UNIX socket, about interfaces named as p4-utils names
 them (``s1-eth2``); taking one down fails its link both ways
 (``SimNetwork.fail_link``), bringing both ends up restores it.

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from orchestration.network import get_target
-from tests.p4utils.test_exercises import EXERCISES, LEARN, REROUTE, TRACE, intbed
+from tests.p4utils.test_exercises import (
+    EXERCISES,
+    LEARN,
+    REROUTE,
+    TRACE,
+    intbed,
+    reroute_run,
+)
 
 _MININET = get_target("mininet").available()
 pytestmark = [
@@ -67,3 +74,18 @@ def test_l2_learning_controller_learns_every_host_on_mininet(clean: None, tmp_pa
     want = {int(h.mac.replace(":", ""), 16): app.topo.host_switch(name)[1]
             for name, h in app.topo.hosts.items()}
     assert learned == want
+
+
+def test_fast_reroute_recovers_after_a_link_fails_on_mininet(clean: None, tmp_path: Path
+                                                             ) -> None:
+    """The exercise's CLI takes s1-s2's interfaces down with ip (and sudo)
+    and sets the linkState registers; h1 and h2 still reach each other,
+    which they do not when the link dies without the switches being told."""
+    from orchestration.live.options import LiveOptions
+
+    def live(label: str) -> dict[str, object]:
+        return {"live": LiveOptions(results_dir=tmp_path / label), "label": label}
+    rerouted = reroute_run("mininet", True, **live("told"))
+    assert all(rtt is not None for rtt in rerouted.values()), rerouted
+    blind = reroute_run("mininet", False, **live("blind"))
+    assert blind[("h1", "h2")] is None and blind[("h2", "h1")] is None
