@@ -176,7 +176,11 @@ def test_p4app_up_serves_a_controller_started_by_hand(tmp_path: Path) -> None:
         "topo = load_topo('topology.json')\n"
         "api = SimpleSwitchThriftAPI(topo.get_thrift_port('s1'))\n"
         "print('handle', api.table_add('ipv4_lpm', 'drop', ['10.9.0.0/16']))\n"
-        "print('entries', api.table_num_entries('ipv4_lpm'))\n")
+        "print('entries', api.table_num_entries('ipv4_lpm'))\n"
+        "from p4utils.utils.sswitch_p4runtime_API import SimpleSwitchP4RuntimeAPI\n"
+        "rt = SimpleSwitchP4RuntimeAPI(topo.get_p4switch_id('s2'), topo.get_grpc_port('s2'))\n"
+        "rt.table_add('ipv4_lpm', 'drop', ['10.8.0.0/16'])\n"
+        "print('s2', [e['match'] for e in rt.client.tables['MyIngress.ipv4_lpm'].read()])\n")
     up = subprocess.Popen([str(Path(sys.executable).parent / "intbed"), "p4app", "up",
                            str(TRACE / "p4app.json"), "--topology-dir", str(tmp_path)],
                           stdout=subprocess.PIPE, text=True)
@@ -194,6 +198,7 @@ def test_p4app_up_serves_a_controller_started_by_hand(tmp_path: Path) -> None:
                               capture_output=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "handle 0" in done.stdout and "entries 1" in done.stdout
+        assert f"s2 [{{'hdr.ipv4.dstAddr': ({0x0A080000}, 16)}}]" in done.stdout, done.stdout
     finally:
         up.terminate()
         up.wait(timeout=30)
