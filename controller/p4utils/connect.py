@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from common.errors import IntbedError
 from controller.p4rt.client import P4RuntimeClient
@@ -21,6 +23,8 @@ from controller.p4rt.client import P4RuntimeClient
 ENV = "INTBED_P4UTILS_CONNECT"
 # Above the election ids intbed's own clients hold, so the controller is primary.
 CONTROLLER_ELECTION_ID = (1, 0)
+_SESSIONS: dict[str, list[Any]] = {}  # switch -> [client, users]
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +75,39 @@ def find_switch(*, thrift_port: int | None = None, grpc_port: int | None = None,
 
 
 def open_client(switch: SwitchAddress) -> P4RuntimeClient:
-    """A primary P4Runtime session with ``switch`` over gRPC, its writes
-    pipelined (``controller.p4utils.pipeline``); a refused write is printed
-    as p4-utils prints a refused Thrift call."""
+    """The process's primary P4Runtime session with ``switch`` over gRPC,
+    its writes pipelined (``controller.p4utils.pipeline``); a refused write
+    is printed as p4-utils prints a refused Thrift call. API objects of one
+    switch share it: scripts open a Thrift and a P4Runtime API to the same
+    switch, and one election id holds one session."""
     from controller.p4rt.grpc_transport import GrpcTransport
     from controller.p4utils.pipeline import PipelinedTransport
 
-    grpc = GrpcTransport(switch.grpc, switch.device_id, CONTROLLER_ELECTION_ID)
-    transport = PipelinedTransport(grpc, lambda e: print(f"Invalid operation on "
-                                                         f"{switch.name} ({e})"))
-    return P4RuntimeClient(transport, device_id=switch.device_id,
-                           election_id=CONTROLLER_ELECTION_ID)
+    with _LOCK:
+        found = _SESSIONS.get(switch.name)
+        if found is not None:
+            found[1] += 1
+            return found[0]
+        grpc = GrpcTransport(switch.grpc, switch.device_id, CONTROLLER_ELECTION_ID)
+        transport = PipelinedTransport(grpc, lambda e: print(f"Invalid operation on "
+                                                             f"{switch.name} ({e})"))
+        client = P4RuntimeClient(transport, device_id=switch.device_id,
+                                 election_id=CONTROLLER_ELECTION_ID)
+        _SESSIONS[switch.name] = [client, 1]
+        return client
+
+
+def release_client(client: P4RuntimeClient) -> None:
+    """One user fewer; the last one closes the session."""
+    with _LOCK:
+        for name, entry in list(_SESSIONS.items()):
+            if entry[0] is client:
+                entry[1] -= 1
+                if entry[1] > 0:
+                    return
+                del _SESSIONS[name]
+                break
+    client.close()
+    close = getattr(client.transport, "close", None)
+    if close is not None:
+        close()

@@ -38,6 +38,9 @@ class NotHonouredError(IntbedError):
         super().__init__(f"{call}: not supported by intbed: {reason}")
         self.call = call
 
+    def __str__(self) -> str:  # a traceback's last line, in the user's script
+        return self.message
+
 
 def bad_input(func: F) -> F:
     """Print a bad-input error as p4-utils does (``Error: ...``) and return None."""

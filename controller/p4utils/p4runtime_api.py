@@ -14,7 +14,7 @@ from typing import Any
 from controller.bmcli.runner import PRIORITY_BASE
 from controller.p4rt.client import DigestList, P4RuntimeClient
 from controller.p4utils.base import RunnerAPI, rate_words
-from controller.p4utils.connect import find_switch, open_client
+from controller.p4utils.connect import find_switch, open_client, release_client
 from controller.p4utils.errors import NotHonouredError, UIn_Error, bad_input
 
 
@@ -251,9 +251,6 @@ class SimpleSwitchP4RuntimeAPI(RunnerAPI):
     # --------------------------------------------------------------- the switch
 
     def teardown(self) -> None:
-        self.client.close()
-        close = getattr(self.client.transport, "close", None)
-        if close is not None:
-            close()
+        release_client(self.client)
 
 

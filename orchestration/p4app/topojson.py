@@ -5,7 +5,8 @@ file see intbed's network.
 The format is networkx node-link JSON (``directed``, ``multigraph``,
 ``graph``, ``nodes`` with ``id``, ``links`` with ``source``/``target``).
 Switch nodes carry ``isSwitch``, ``isP4Switch``, ``isP4RuntimeSwitch``,
-``device_id`` and the Thrift and gRPC ports p4-utils would give them
+``device_id``, ``json_path``/``p4rt_path`` (where p4-utils' compiler
+would write them) and the Thrift and gRPC ports p4-utils would give them
 (9090 and 9559 up, in name order), and with a CPU port ``cpu_port_num``,
 ``cpu_intf`` and ``cpu_ctl_intf``; host nodes ``isHost`` and ``ip``. Each
 link lists both ends: ``node1``/``node2``, ``port1``/``port2``,
@@ -34,6 +35,16 @@ def switch_ports(app: P4App) -> dict[str, tuple[int, int]]:
     """switch -> (Thrift port, gRPC port) as p4-utils numbers them."""
     return {name: (THRIFT_BASE + i, GRPC_BASE + i)
             for i, name in enumerate(sorted(app.topo.switches))}
+
+
+def _compiled_paths(program: Path | None) -> dict[str, str]:
+    """Where p4-utils' compiler leaves a program's BMv2 JSON and P4Info text
+    (beside the source); P4Runtime controllers pass them on, intbed's API
+    does not read them (the switch already runs the program)."""
+    if program is None:
+        return {}
+    return {"json_path": str(program.with_suffix(".json")),
+            "p4rt_path": str(program.with_name(f"{program.stem}_p4rt.txt"))}
 
 
 def cpu_interfaces(switch: str) -> tuple[str, str]:
@@ -65,7 +76,8 @@ def topology_data(app: P4App) -> dict[str, Any]:
         nodes.append({"id": name, "isSwitch": True, "isP4Switch": True,
                       "isP4RuntimeSwitch": True, "device_id": sw.device_id,
                       "thrift_port": thrift, "grpc_port": grpc, "cpu_port": False,
-                      "p4_src": str(app.programs.get(name, ""))})
+                      "p4_src": str(app.programs.get(name, "")),
+                      **_compiled_paths(app.programs.get(name))})
         if name in app.cpu_ports:
             inner, outer = cpu_interfaces(name)
             nodes[-1].update(cpu_port=True, cpu_port_num=app.cpu_ports[name], cpu_intf=inner,

@@ -168,7 +168,9 @@ def test_a_controller_that_raises_shows_its_traceback(tmp_path: Path) -> None:
 
 def test_p4app_up_serves_a_controller_started_by_hand(tmp_path: Path) -> None:
     """``p4app up`` prints the environment; a script started with it reaches
-    the switches; SIGTERM tears the network down and removes topology.json."""
+    the switches through both APIs (one switch, two API objects, as p4-learning's
+    P4Runtime controllers open them); SIGTERM tears the network down and
+    removes topology.json."""
     script = tmp_path / "probe.py"
     script.write_text(
         "from p4utils.utils.helper import load_topo\n"
@@ -178,9 +180,11 @@ def test_p4app_up_serves_a_controller_started_by_hand(tmp_path: Path) -> None:
         "print('handle', api.table_add('ipv4_lpm', 'drop', ['10.9.0.0/16']))\n"
         "print('entries', api.table_num_entries('ipv4_lpm'))\n"
         "from p4utils.utils.sswitch_p4runtime_API import SimpleSwitchP4RuntimeAPI\n"
-        "rt = SimpleSwitchP4RuntimeAPI(topo.get_p4switch_id('s2'), topo.get_grpc_port('s2'))\n"
+        "rt = SimpleSwitchP4RuntimeAPI(topo.get_p4switch_id('s1'), topo.get_grpc_port('s1'),\n"
+        "                              p4rt_path=topo.get_p4rtswitches()['s1']['p4rt_path'])\n"
         "rt.table_add('ipv4_lpm', 'drop', ['10.8.0.0/16'])\n"
-        "print('s2', [e['match'] for e in rt.client.tables['MyIngress.ipv4_lpm'].read()])\n")
+        "print('s1', sorted(e['match']['hdr.ipv4.dstAddr']\n"
+        "                   for e in rt.client.tables['MyIngress.ipv4_lpm'].read()))\n")
     up = subprocess.Popen([str(Path(sys.executable).parent / "intbed"), "p4app", "up",
                            str(TRACE / "p4app.json"), "--topology-dir", str(tmp_path)],
                           stdout=subprocess.PIPE, text=True)
@@ -198,7 +202,8 @@ def test_p4app_up_serves_a_controller_started_by_hand(tmp_path: Path) -> None:
                               capture_output=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "handle 0" in done.stdout and "entries 1" in done.stdout
-        assert f"s2 [{{'hdr.ipv4.dstAddr': ({0x0A080000}, 16)}}]" in done.stdout, done.stdout
+        # Both APIs on s1 share the script's one session with it.
+        assert f"s1 [({0x0A080000}, 16), ({0x0A090000}, 16)]" in done.stdout, done.stdout
     finally:
         up.terminate()
         up.wait(timeout=30)
