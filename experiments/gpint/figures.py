@@ -574,9 +574,10 @@ def _loss_cause(row: dict[str, Any] | None) -> str:
     late = 100 * row["late_probe_ratio"]
     failed = 100 * row["failed_probe_ratio"]
     return (f"; of ours {failed:.3g} %, {late:.3g} % points came back after the probe "
-            f"timeout, the rest were dropped at saturated switches' input buffers "
-            f"({row['paths']:.3g} paths per session); cause and sweeps of utilisation and "
-            "timeout: docs/gpint.md, 'Failed probes at 14,000 packets/s'")
+            f"timeout, the rest not before the run ended (dropped, mostly at saturated "
+            f"switches' input buffers; {row['paths']:.3g} paths per session); cause and "
+            "sweeps of utilisation and timeout: docs/gpint.md, 'Failed probes at 14,000 "
+            "packets/s'")
 
 
 def fig9_panels(params: dict[str, Any]) -> list[Panel]:
