@@ -48,7 +48,8 @@ def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | N
         settle: float | None, switch_model: str | None) -> None:
     """Build the network PATH declares (a p4app.json or a NetworkAPI
     network.py), apply each switch's command file once its pipeline is up,
-    run the --controller script if given, then ping every pair of hosts.
+    run the --controller script if given (else the exec_scripts one, if any),
+    then ping every pair of hosts.
 
     Exit status 1 when a pair does not reach the other or the controller fails.
     """
@@ -73,6 +74,12 @@ def run(path: Path, target: Target, seed: int, no_ping: bool, pcap_dir: Path | N
     spec = None
     if controller is not None:
         spec = ControllerSpec(controller, controller_args, settle)
+    elif app.scripts:  # p4-utils' exec_scripts: the controller the description names
+        script, args = app.scripts[0]
+        spec = ControllerSpec(script, controller_args or args, settle)
+        for other, _ in app.scripts[1:]:
+            click.echo(f"note: exec_scripts: only the first script runs; {other.name} does "
+                       "not", err=True)
     elif controller_args or settle is not None:
         raise click.BadParameter("give --controller too", param_hint="--controller-arg/--settle")
     result = run_app(app, target, seed=seed, ping=not no_ping, controller=spec, **options)

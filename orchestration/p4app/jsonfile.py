@@ -30,7 +30,7 @@ from orchestration.p4app.spec import (
 
 # Keys that only concern p4-utils' own console, logs and capture files.
 _TOP_QUIET = {"cli", "pcap_dump", "pcap_dir", "enable_log", "log_dir"}
-_TOP_UNSUPPORTED = {"exec_scripts", "switch_node", "compiler_module", "host_node",
+_TOP_UNSUPPORTED = {"switch_node", "compiler_module", "host_node",
                     "router_node", "topo_module", "mininet_module", "controller_module",
                     "client_module", "tasks_file"}
 _TOPO_QUIET = {"auto_arp_tables", "auto_gw_arp"}
@@ -108,7 +108,13 @@ class _Reader:
     def read(self, data: Any) -> NetworkSpec:
         spec = self.spec
         top = self.obj(data, (), "the file")
-        self.keys(top, (), {"p4_src", "topology"}, _TOP_QUIET, _TOP_UNSUPPORTED)
+        self.keys(top, (), {"p4_src", "topology", "exec_scripts"}, _TOP_QUIET, _TOP_UNSUPPORTED)
+        for i, item in enumerate(top.get("exec_scripts") or []):
+            loc = self.loc(("exec_scripts", i))
+            if not isinstance(item, dict) or not isinstance(item.get("cmd"), str):
+                raise P4AppError("$.exec_scripts: each entry is {\"cmd\": \"python X.py\", "
+                                 f"...}}, not {json.dumps(item)}", loc)
+            spec.scripts.append((item["cmd"], loc))
         if "p4_src" in top:
             spec.default_program = top["p4_src"]
         if "topology" not in top:

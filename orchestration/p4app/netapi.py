@@ -121,6 +121,9 @@ class _StandIn:
 
     addP4RuntimeSwitch = addP4Switch
 
+    def execScript(self, cmd: str, reboot: bool = True) -> None:
+        self._spec.scripts.append((cmd, self._loc()))
+
     def enableCpuPort(self, name: str) -> None:
         self._node_exists(name)
         self._spec.switches[name]["cpu_port"] = True

@@ -58,6 +58,8 @@ class NetworkSpec:
     strategy: str | None = None
     locs: dict[str, Loc] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # p4-utils' exec_scripts / execScript: (command as written, where)
+    scripts: list[tuple[str, Loc | None]] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -80,6 +82,8 @@ class P4App:
     weights: dict[tuple[str, str], float] = field(default_factory=dict)
     # switch -> its CPU port (p4-utils' cpu_port: the port after its last link)
     cpu_ports: dict[str, int] = field(default_factory=dict)
+    # the Python scripts exec_scripts names: (script, its arguments)
+    scripts: list[tuple[Path, tuple[str, ...]]] = field(default_factory=list)
 
     @property
     def program(self) -> Path:
@@ -156,8 +160,25 @@ def build_app(spec: NetworkSpec) -> P4App:
     weights = {(link.a, link.b): link.weight for link in spec.links if link.weight is not None}
     cpu_ports = {name: max(topo.switches[name].ports, default=0) + 1
                  for name, opts in spec.switches.items() if opts.get("cpu_port") is True}
+    scripts = [_script(spec, cmd, loc) for cmd, loc in spec.scripts]
     return P4App(topo, programs, cli_inputs, gateways, spec.strategy, list(spec.notes),
-                 spec.source, weights, cpu_ports)
+                 spec.source, weights, cpu_ports, scripts)
+
+
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+
+
+def _script(spec: NetworkSpec, cmd: str, loc: Loc | None) -> tuple[Path, tuple[str, ...]]:
+    """``python SCRIPT ARGS...`` as a script and its arguments (p4-utils runs
+    the command in the folder it was started from: the description's)."""
+    import shlex
+
+    words = shlex.split(cmd) if isinstance(cmd, str) else []
+    if len(words) < 2 or not _PYTHON.match(Path(words[0]).name) or not words[1].endswith(".py"):
+        raise P4AppError(f"exec_scripts: {cmd!r}: intbed runs scripts given as "
+                         "'python SCRIPT.py ARGS...'", loc or Loc(str(spec.source), 0))
+    return (_existing(spec.base_dir, words[1], "exec_scripts: script",
+                      loc or Loc(str(spec.source), 0)), tuple(words[2:]))
 
 
 def _existing(base: Path, path: Any, what: str, loc: Loc) -> Path:

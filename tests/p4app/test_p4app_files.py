@@ -108,13 +108,13 @@ def test_link_options_in_json_and_in_the_api(tmp_path: Path) -> None:
 def test_unknown_keys_are_reported_once_with_path_and_line(tmp_path: Path) -> None:
     path = write_json(tmp_path, "l2")
     text = path.read_text().replace('"h2": {}', '"h2": {"colour": "red"}')
-    text = text.replace('"p4_src"', '"exec_scripts": [], "cli": true, "p4_src"')
+    text = text.replace('"p4_src"', '"tasks_file": "tasks.txt", "cli": true, "p4_src"')
     path.write_text(text)
     app = load_app(path)
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "colour" in t)
     assert f"{path}:{line}: warning: $.topology.hosts.h2.colour: unknown key, ignored" \
         in app.notes
-    assert any("$.exec_scripts: not supported by intbed" in n for n in app.notes)
+    assert any("$.tasks_file: not supported by intbed" in n for n in app.notes)
     assert len(app.notes) == 2  # "cli" is p4-utils' console: accepted quietly
 
 

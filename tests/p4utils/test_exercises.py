@@ -208,3 +208,24 @@ def test_p4app_up_serves_a_controller_started_by_hand(tmp_path: Path) -> None:
         up.terminate()
         up.wait(timeout=30)
     assert not (tmp_path / "topology.json").exists()
+
+
+def test_exec_scripts_names_the_controller(tmp_path: Path) -> None:
+    """p4-utils starts the p4app.json's exec_scripts with the network; so
+    does ``p4app run`` when no --controller is given."""
+    (tmp_path / "probe.py").write_text(
+        "import sys\n"
+        "from p4utils.utils.helper import load_topo\n"
+        "print('probe', sys.argv[1:], sorted(load_topo('topology.json').get_p4switches()))\n")
+    app = json.loads((TRACE / "p4app.json").read_text())
+    app["p4_src"] = str(TRACE / app["p4_src"])
+    app["exec_scripts"] = [{"cmd": "python probe.py --flag 3", "reboot_run": True}]
+    (tmp_path / "p4app.json").write_text(json.dumps(app))
+    done = intbed("p4app", "run", "p4app.json", "--no-ping", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "probe ['--flag', '3'] ['s1', 's2', 's3', 's4', 's5', 's6']" in done.stdout
+    app["exec_scripts"] = [{"cmd": "bash start.sh"}]
+    (tmp_path / "p4app.json").write_text(json.dumps(app))
+    done = intbed("p4app", "run", "p4app.json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "exec_scripts: 'bash start.sh': intbed runs scripts given as" in done.stderr
