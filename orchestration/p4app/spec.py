@@ -174,6 +174,8 @@ def _script(spec: NetworkSpec, cmd: str, loc: Loc | None) -> tuple[Path, tuple[s
     import shlex
 
     words = shlex.split(cmd) if isinstance(cmd, str) else []
+    while words[:1] == ["sudo"]:  # the run has what rights it has
+        words = words[1:]
     if len(words) < 2 or not _PYTHON.match(Path(words[0]).name) or not words[1].endswith(".py"):
         raise P4AppError(f"exec_scripts: {cmd!r}: intbed runs scripts given as "
                          "'python SCRIPT.py ARGS...'", loc or Loc(str(spec.source), 0))

@@ -219,7 +219,7 @@ def test_exec_scripts_names_the_controller(tmp_path: Path) -> None:
         "print('probe', sys.argv[1:], sorted(load_topo('topology.json').get_p4switches()))\n")
     app = json.loads((TRACE / "p4app.json").read_text())
     app["p4_src"] = str(TRACE / app["p4_src"])
-    app["exec_scripts"] = [{"cmd": "python probe.py --flag 3", "reboot_run": True}]
+    app["exec_scripts"] = [{"cmd": "sudo python probe.py --flag 3", "reboot_run": True}]
     (tmp_path / "p4app.json").write_text(json.dumps(app))
     done = intbed("p4app", "run", "p4app.json", "--no-ping", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
