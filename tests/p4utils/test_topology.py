@@ -74,9 +74,11 @@ def test_paths_and_l3_switch_addresses(tmp_path: Path) -> None:
     assert topo.subnet("s1", "s2") == "20.1.2.0/24"
 
 
-def test_link_weights_steer_shortest_paths(tmp_path: Path) -> None:
-    """12-Fast-Reroute weighs s3-s4 at 5 and the diagonals at 10."""
-    _, topo = loaded(REROUTE / "p4app.json", tmp_path)
+@pytest.mark.parametrize("front_door", ["p4app.json", "network.py"])
+def test_link_weights_steer_shortest_paths(tmp_path: Path, front_door: str) -> None:
+    """12-Fast-Reroute weighs s3-s4 at 5 and the diagonals at 10 (in its
+    p4app.json and its NetworkAPI script alike)."""
+    _, topo = loaded(REROUTE / front_door, tmp_path)
     assert topo.edges["s3", "s4"]["weight"] == 5
     assert topo.get_shortest_paths_between_nodes("s1", "s3") == [("s1", "s2", "s3")]
     assert topo.get_shortest_paths_between_nodes("s3", "s4") == [("s3", "s2", "s1", "s4")]
