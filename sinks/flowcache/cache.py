@@ -120,15 +120,22 @@ class Events:
         return len(self.key0)
 
 
-def _drain(head: np.ndarray, tail: np.ndarray, arrays: tuple[np.ndarray, ...],
-           rings: Iterable[int] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Copy out what the rings hold, oldest first, then free what was read.
-    Single consumer per ring: the tail moves only after the copy, by what
-    was copied, so a producer adding meanwhile loses nothing."""
+def drain_rings(head: np.ndarray, tail: np.ndarray, arrays: tuple[np.ndarray, ...],
+           rings: Iterable[int] | None = None, limit: Iterable[int] | None = None
+           ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Copy out what the rings hold (at most ``limit[i]`` of the i-th ring
+    listed: a reader with a service rate takes only what it has time
+    for), oldest first, then free what was read. Single consumer per ring:
+    the tail moves only after the copy, by what was copied, so a producer
+    adding meanwhile loses nothing."""
     cap = arrays[0].shape[1]
     slots = []
-    for r in range(len(head)) if rings is None else rings:
+    which = list(range(len(head)) if rings is None else rings)
+    most = [None] * len(which) if limit is None else [int(x) for x in limit]
+    for r, top in zip(which, most, strict=True):
         n = int(head[r] - tail[r])
+        if top is not None:
+            n = max(0, min(n, top))
         if n:
             slots.append((r, n, (int(tail[r]) + np.arange(n)) % cap))
     if not slots:
@@ -252,13 +259,15 @@ class FlowCache:
     def drain_evictions(self, rings: Iterable[int] | None = None) -> Evictions:
         """Empty the general rings (or those listed), as a host reader does."""
         head, tail, *arrays = self.gring
-        ring, out = _drain(head, tail, tuple(arrays), rings)
+        ring, out = drain_rings(head, tail, tuple(arrays), rings)
         return Evictions(ring, *out)
 
-    def drain_events(self, rings: Iterable[int] | None = None) -> Events:
-        """Empty the event rings (or those listed)."""
+    def drain_events(self, rings: Iterable[int] | None = None,
+                     limit: Iterable[int] | None = None) -> Events:
+        """Empty the event rings (or those listed; at most ``limit[i]``
+        entries of the i-th, oldest first)."""
         head, tail, *arrays = self.ering
-        ring, out = _drain(head, tail, tuple(arrays), rings)
+        ring, out = drain_rings(head, tail, tuple(arrays), rings, limit)
         return Events(ring, *out)
 
     def histograms(self) -> dict[int, np.ndarray]:

@@ -17,7 +17,7 @@ import pytest
 from orchestration.live.network import live_available
 from orchestration.live.options import LiveOptions
 from orchestration.network import open_network
-from orchestration.redis_server import RedisServer, redis_available
+from orchestration.redis_server import RedisServer
 from sinks.flowcache.cache import FlowCache
 from sinks.flowcache.config import FlowCacheConfig
 from sinks.flowcache.ingest import SINK_SIGNAL
@@ -39,14 +39,6 @@ PACKETS = 120
 CONFIG = FlowCacheConfig(rows=64, buckets=4, max_hops=8, rings=2, ring_entries=1 << 12,
                          thresholds={"threshold": {"hop_latency": 0}})
 _LIVE = live_available("mininet")
-
-
-@pytest.fixture
-def server():  # type: ignore[no-untyped-def]
-    if redis_available() is None:
-        pytest.skip("redis-server is not installed: install the Debian package redis-server")
-    with RedisServer() as srv:
-        yield srv
 
 
 def run_monitor(target: str, server: RedisServer, tmp_path: Path) -> tuple[

@@ -24,15 +24,6 @@ CONFIG = FlowCacheConfig(rows=96, buckets=4, max_hops=3, rings=4, ring_entries=1
                                      "change": {"hop_latency": 150}})
 
 
-@pytest.fixture
-def server():  # type: ignore[no-untyped-def]
-    why = redis_available()
-    if why is None:
-        pytest.skip("redis-server is not installed: install the Debian package redis-server")
-    with RedisServer() as srv:
-        yield srv
-
-
 def test_rings_flushed_to_redis_read_back(server: RedisServer) -> None:
     trace = generate(TraceSpec(packets=20_000, flows=FLOWS, hops=3, instructions=4, seed=8,
                                rate_pps=1_000_000))
