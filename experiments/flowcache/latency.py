@@ -31,7 +31,14 @@ import numpy as np
 
 from common.seeds import derive_seed
 from experiments.checks import positive, within
-from experiments.flowcache.workload import HARDWARE_NOTE, MAX_HOPS, PAPER, packets, shifted
+from experiments.flowcache.workload import (
+    HARDWARE_NOTE,
+    MAX_HOPS,
+    PAPER,
+    packets,
+    shifted,
+    under,
+)
 from experiments.framework import Context, Experiment, Headline, Param, Result, register
 from sinks.flowcache.cache import FlowCache, PacketBatch
 from sinks.flowcache.config import FlowCacheConfig
@@ -138,17 +145,34 @@ def compute(ctx: Context) -> Result:
     for op in OPERATIONS:
         r = by[op]
         heads += [Headline(f"{op}: median latency per packet", r["median_ns"],
-                           PAPER_MEDIAN_MAX_NS, "ns",
-                           note="paper: the median of each of the three under 5 us"),
+                           PAPER_MEDIAN_MAX_NS, "ns", n=r["calls"],
+                           tolerance=under(r["median_ns"], PAPER_MEDIAN_MAX_NS),
+                           direction=r["median_ns"] < PAPER_MEDIAN_MAX_NS,
+                           note="paper: the median of each of the three under 5 us, an upper "
+                                "bound (the tolerance when ours is under it); ours is one x86 "
+                                "core's CPU time per packet over batches of "
+                                f"{r['batch']}"),
                   Headline(f"{op}: maximum latency per packet", r["max_ns"], PAPER_MAX_NS, "ns",
-                           note="paper: at most 25 us for the three operations"),
-                  Headline(f"{op}: 99th percentile per packet", r["p99_ns"], None, "ns")]
+                           n=r["calls"], direction=r["max_ns"] <= PAPER_MAX_NS,
+                           note="paper: at most 25 us for the three operations; our maximum "
+                                "is that of batch means and includes page faults, cache "
+                                "misses and interrupts of a shared machine, so it is noise "
+                                "more than the operation"),
+                  Headline(f"{op}: 99th percentile per packet", r["p99_ns"], None, "ns",
+                           n=r["calls"], note="the paper gives no 99th percentile")]
+    cheapest = by["eviction"]["median_increment_ns"] < min(
+        by["update"]["median_ns"], by["notification"]["median_increment_ns"])
     heads.append(Headline("eviction: median cost beyond an update", by["eviction"][
-        "median_increment_ns"], None, "ns", note="the paper: eviction to R_G takes the least "
-                                                 "time of the three"))
+        "median_increment_ns"], None, "ns", n=by["eviction"]["calls"], direction=cheapest,
+        note="the paper: eviction to R_G takes the least time of the three. Ours "
+             + ("agrees" if cheapest else "differs: an eviction packet here is a new flow, so "
+                "it copies the whole 376-byte bucket to R_G and then initialises the bucket "
+                "for the new flow (an update's work on a cold line), while the paper times "
+                "the eviction step on its own")))
     heads.append(Headline("notification: median cost beyond an update", by["notification"][
-        "median_increment_ns"], None, "ns",
-        note=f"{by['notification']['events_per_packet']:.2f} events per packet"))
+        "median_increment_ns"], None, "ns", n=by["notification"]["calls"],
+        note=f"{by['notification']['events_per_packet']:.2f} events per packet; no lock on "
+             "R_I here (one thread), which the paper names as the cost of notification"))
     overheads = ", ".join(f"{r['operation']} {r['call_overhead_ns']:,.0f} ns" for r in rows)
     notes = [
         HARDWARE_NOTE,

@@ -35,6 +35,13 @@ SYNTHETIC_NOTE = (
     "trace is not available here.")
 
 
+def under(ours: float | None, bound: float) -> float:
+    """The tolerance that makes a paper's "less than ``bound``" a verdict:
+    the bound itself when ours is at most it (ours meets the claim), else
+    none. experiments.stats compares values; an upper bound is not one."""
+    return bound if ours is not None and ours <= bound else 0.0
+
+
 def frame_bytes(hops: int, instructions: int) -> int:
     """A trace frame's captured length: the 60-byte packet, the shim, the
     INT-MD header and one word per instruction and hop."""
