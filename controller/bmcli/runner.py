@@ -25,7 +25,7 @@ from common.names import NameLookupError, lookup
 from controller.bmcli import values
 from controller.bmcli.parse import Command, CommandFileError, read_command_file
 from controller.p4rt.client import P4RuntimeClient
-from controller.p4rt.entities import MatchValue
+from controller.p4rt.entities import MatchValue, entry_dict
 from controller.p4rt.protos import protos
 
 # BMv2 ranks ternary and range entries smallest priority first; P4Runtime
@@ -154,6 +154,21 @@ class CommandRunner:
             if entry.match == match and (p4rt is None or entry.priority == p4rt):
                 return handle
         return None
+
+    def forget_insert(self, update: Any) -> None:
+        """A table entry INSERT the switch refused after the fact (a
+        pipelined write): its handle is free again, as BMv2 never gave it."""
+        if update.type != _UPDATE.INSERT or update.entity.WhichOneof("entity") != "table_entry":
+            return
+        refused = entry_dict(self.client.names, update.entity.table_entry)
+        name = refused["table"]
+        handles = self._handles.get(name, {})
+        # The latest entry with that key: a refused duplicate came after the original.
+        for handle, entry in reversed(list(handles.items())):
+            if entry.match == refused["match"] and (entry.priority or 0) == refused["priority"]:
+                del handles[handle]
+                heappush(self._free.setdefault(name, []), handle)
+                return
 
     def entry_key(self, word: str, handle: int) -> tuple[dict[str, MatchValue], int | None]:
         """The match and P4Runtime priority of the entry with ``handle``."""

@@ -4,6 +4,7 @@ both (default actions, clearing, counters and meters by name)."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,8 +29,16 @@ class RunnerAPI:
     def __init__(self, session: P4RuntimeClient) -> None:
         self._session = session
         self.runner = CommandRunner(session)
+        # Pipelined writes: a refused insert gives its handle back, applied by
+        # the next call (in the script's thread, not the sender's).
+        self._refused: deque[Any] = deque()
+        listeners = getattr(session.transport, "on_refused", None)
+        if listeners is not None:
+            listeners.append(self._refused.append)
 
     def _apply(self, name: str, *words: Any) -> str | None:
+        while self._refused:
+            self.runner.forget_insert(self._refused.popleft())
         return self.runner.apply(name, [str(w) for w in words])
 
     def _params(self, values: Any, what: str) -> list[str]:

@@ -33,6 +33,7 @@ class PipelinedTransport:
     def __init__(self, inner: Any, on_error: Callable[[P4RuntimeError], None]) -> None:
         self.inner = inner
         self.on_error = on_error
+        self.on_refused: list[Callable[[Any], None]] = []
         self._pb = protos().p4runtime_pb2
         self._queue: deque[Any] = deque()
         self._cond = threading.Condition()
@@ -80,19 +81,24 @@ class PipelinedTransport:
             try:
                 self.inner.write(merged)
             except RpcError as exc:
-                self._report(P4RuntimeError.from_rpc(exc, self._pb.Error))
+                self._report(P4RuntimeError.from_rpc(exc, self._pb.Error), merged)
             except Exception as exc:  # the channel itself failed: say so, keep going
-                self._report(P4RuntimeError("UNAVAILABLE", str(exc)))
+                self._report(P4RuntimeError("UNAVAILABLE", str(exc)), merged)
             finally:
                 with self._cond:
                     self.writes_sent += 1
                     self._busy = False
                     self._cond.notify_all()
 
-    def _report(self, error: P4RuntimeError) -> None:
+    def _report(self, error: P4RuntimeError, request: Any) -> None:
+        """Each refused update to ``on_error``, and with the update itself to
+        every ``on_refused`` listener (who may undo what they counted on)."""
         for failure in error.details or [None]:  # type: ignore[list-item]
-            self.on_error(error if failure is None else
-                          P4RuntimeError(failure.code, failure.message))
+            single = error if failure is None else P4RuntimeError(failure.code, failure.message)
+            self.on_error(single)
+            if failure is not None and 0 <= failure.index < len(request.updates):
+                for listener in list(self.on_refused):
+                    listener(request.updates[failure.index])
 
     def flush(self) -> None:
         """Return once every queued write has been answered."""

@@ -64,3 +64,19 @@ def test_a_refused_write_is_reported_and_the_rest_apply(served) -> None:  # type
     transport.flush()
     assert [e.code for e in errors] == ["ALREADY_EXISTS"]
     assert len(api.p4rt.tables["Ing.dmac"].read()) == 2
+
+
+def test_a_refused_insert_gives_its_handle_back(served) -> None:  # type: ignore[no-untyped-def]
+    """As on BMv2, where a refused table_add never gets a handle."""
+    api, transport, errors = served
+    key = {"hdr.ethernet.dstAddr": 0x00000A000001, "sm.ingress_port": 1}
+    api.p4rt.tables["Ing.dmac"].insert(key, "Ing.drop")
+    assert api.table_add("dmac", "drop", ["00:00:0a:00:00:09", "1"]) == 1  # 0: the entry above
+    assert api.table_add("dmac", "drop", ["00:00:0a:00:00:01", "1"]) == 2  # refused later
+    transport.flush()
+    assert [e.code for e in errors] == ["ALREADY_EXISTS"]
+    assert api.table_add("dmac", "drop", ["00:00:0a:00:00:02", "1"]) == 2
+    transport.flush()
+    api.table_delete("dmac", 2)  # the handle names 00:00:0a:00:00:02's entry
+    macs = {e["match"]["hdr.ethernet.dstAddr"] for e in api.p4rt.tables["Ing.dmac"].read()}
+    assert macs == {0x00000A000001, 0x00000A000009}
