@@ -26,6 +26,8 @@ def rate_words(rates: Any) -> list[str]:
 class RunnerAPI:
     """A p4-utils API object over one P4Runtime session."""
 
+    catch_all = False  # see errors.bad_input
+
     def __init__(self, session: P4RuntimeClient) -> None:
         self._session = session
         self.runner = CommandRunner(session)

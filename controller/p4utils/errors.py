@@ -43,22 +43,28 @@ class NotHonouredError(IntbedError):
 
 
 def bad_input(func: F) -> F:
-    """Print a bad-input error as p4-utils does (``Error: ...``) and return None."""
+    """Print a bad-input error as p4-utils does and return None: the Thrift
+    API prints ``Error: ...`` for bad input; the P4Runtime API (whose class
+    sets ``catch_all``) prints any exception's message alone."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        catch_all = bool(args) and getattr(args[0], "catch_all", False)
         try:
             return func(*args, **kwargs)
         except NotHonouredError:
             raise
-        except UIn_Error as exc:
-            print("Error:", exc)
-        except CommandFileError as exc:
-            print("Error:", _reason(exc.message))
-        except P4RuntimeError as exc:
-            print(f"Invalid operation ({exc})")
-        except IntbedError as exc:
-            print("Error:", exc.message)
+        except (UIn_Error, CommandFileError, IntbedError) as exc:
+            text = (_reason(exc.message) if isinstance(exc, CommandFileError)
+                    else exc.message if isinstance(exc, IntbedError) else str(exc))
+            if isinstance(exc, P4RuntimeError) and not catch_all:
+                print(f"Invalid operation ({exc})")
+            else:
+                print(text if catch_all else f"Error: {text}")
+        except Exception as exc:
+            if not catch_all:
+                raise
+            print(exc)
         return None
 
     return wrapper  # type: ignore[return-value]

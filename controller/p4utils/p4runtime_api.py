@@ -32,6 +32,8 @@ class SimpleSwitchP4RuntimeAPI(RunnerAPI):
     """One switch's P4Runtime session, named by device id and gRPC port as
     topology.json lists them."""
 
+    catch_all = True  # p4-utils' P4Runtime API prints whatever a call raises
+
     def __init__(self, device_id: int, grpc_port: int, grpc_ip: str = "0.0.0.0",
                  p4rt_path: str | None = None, json_path: str | None = None,
                  *, p4rt: P4RuntimeClient | None = None) -> None:

@@ -172,10 +172,14 @@ def test_bad_input_prints_as_p4utils_and_returns_none(call: Any, message: str,
     assert rig.client.tables["dmac"].read() == []
 
 
-def test_unknown_table_in_the_p4runtime_api_prints_too(capsys: pytest.CaptureFixture[str]
-                                                       ) -> None:
-    assert ApiRig().p4runtime().table_add("nope", "drop", ["1"]) is None
-    assert "Error: no table named 'nope'" in capsys.readouterr().out
+def test_the_p4runtime_api_prints_what_a_call_raises(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    api = ApiRig().p4runtime()
+    assert api.table_add("nope", "drop", ["1"]) is None
+    assert api.table_add("dmac", "drop", "not a list") is None
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("no table named 'nope'")
+    assert out[1] == "match_keys is not a list."
 
 
 @pytest.mark.parametrize("call, name", [
