@@ -70,15 +70,15 @@ class SimpleSwitchP4RuntimeAPI(RunnerAPI):
     def table_add(self, table_name: str, action_name: str, match_keys: Sequence[Any],
                   action_params: Sequence[Any] = (), prio: int = 0, rates: Any = None,
                   pkts: int | None = None, byts: int | None = None) -> None:
-        self._apply("table_add", table_name, action_name, *_keys(match_keys), "=>",
-                    *_list(action_params, "action_params"), *self._prio_words(table_name, prio))
-        if rates is not None:
-            handle = self.runner.handle_of(table_name, _keys(match_keys))
-            self._apply("meter_set_rates", self._direct("meter", table_name), handle,
-                        *rate_words(rates))
         if pkts is not None or byts is not None:
             raise NotHonouredError("SimpleSwitchP4RuntimeAPI.table_add", "direct counter "
-                                   "values at insert are not written; use direct_counter_write")
+                                   "values given with an entry are not written by intbed")
+        meter = None if rates is None else (self._direct("meter", table_name), rate_words(rates))
+        self._apply("table_add", table_name, action_name, *_keys(match_keys), "=>",
+                    *_list(action_params, "action_params"), *self._prio_words(table_name, prio))
+        if meter is not None:  # checked before the entry was written
+            handle = self.runner.handle_of(table_name, _keys(match_keys))
+            self._apply("meter_set_rates", meter[0], handle, *meter[1])
 
     def _direct(self, what: str, table_name: str) -> str:
         table = self.runner.table_info(table_name)

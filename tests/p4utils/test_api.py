@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from controller.p4rt import InProcessTransport, P4RuntimeClient
+from controller.p4rt.protos import protos
 from controller.p4utils.connect import CONTROLLER_ELECTION_ID
 from controller.p4utils.errors import NotHonouredError
 from controller.p4utils.p4runtime_api import SimpleSwitchP4RuntimeAPI
@@ -192,3 +193,17 @@ def test_calls_intbed_cannot_honour_raise_naming_the_call(call: Any, name: str) 
     with pytest.raises(NotHonouredError) as err:
         call(ApiRig().thrift())
     assert f"SimpleSwitchThriftAPI.{name}: not supported by intbed: " in err.value.message
+
+
+def test_p4runtime_table_add_with_rates_sets_the_direct_meter() -> None:
+    rig = ApiRig()
+    api = rig.p4runtime()
+    api.table_add("dmac", "drop", ["00:00:0a:00:00:01", "1"], rates=[(0.001, 100), (0.002, 200)])
+    api.table_add("ipv4_lpm", "drop", ["10.0.0.0/8"], rates=[(1, 1), (2, 2)])  # no meter
+    assert [e["table"] for e in rig.client.tables.read()] == ["Ing.dmac"]  # nothing half-done
+    pb = protos().p4runtime_pb2
+    query = pb.Entity()
+    query.direct_meter_entry.table_entry.table_id = rig.client.names.table("dmac").preamble.id
+    (found,) = rig.client.read([query])
+    config = found.direct_meter_entry.config
+    assert (config.cir, config.cburst, config.pir, config.pburst) == (1000, 100, 2000, 200)
