@@ -97,11 +97,11 @@ def with_redis() -> None:
 def test_fig4_quick(tmp_path: Path) -> None:
     _, rows, _ = _run(tmp_path, "flowcache-fig4")
     loads = sorted({r["load"] for r in rows})
-    assert loads == [0.5, 1.6]
+    assert loads == [0.25, 2.5]
     needed = {x: next(r["readers_needed"] for r in rows if r["load"] == x) for x in loads}
     as_count = [math.inf if needed[x] == -1 else needed[x] for x in loads]
     assert as_count == sorted(as_count), needed
-    assert needed[0.5] == 1  # half of one reader's measured capacity
+    assert needed[0.25] == 1  # a quarter of one reader's measured capacity
     for r in rows:
         # what was not dropped reached Redis, each event once
         assert r["written_total"] == r["events"] - r["event_ring_overflow"] > 0
