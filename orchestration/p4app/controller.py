@@ -217,9 +217,21 @@ class ControllerSession:
 
     def hold(self) -> Any:
         """Stop pacing and keep the controller's calls out (sim): the caller
-        runs virtual time itself, e.g. to ping while a controller still runs."""
+        runs virtual time itself."""
         self._stop_pacing()
         return self.lock
+
+    def ping_all(self) -> list[Any]:
+        """All-pairs ping while the controller runs on: on sim in paced time
+        (the pacer moves it, the controller answers as the pings go), on the
+        live targets as always."""
+        from orchestration.p4app.reach import ping_all
+
+        if self._pacer is None:
+            return ping_all(self.net, self.app)
+        # Slack for the pacer's last step before the replies are read.
+        return ping_all(self.net, self.app, lock=self.lock,
+                        run=lambda s: time.sleep(s + 10 * PACE_STEP_S))
 
     def _stop_pacing(self) -> None:
         self._stop.set()

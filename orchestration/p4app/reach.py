@@ -7,6 +7,9 @@ the gateway's. intbed gives a gateway the MAC of the host's switch.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import Any
 
 from dataplane.targets.sim.events import NS_PER_S, NS_PER_US
 from orchestration.apps.ping import ECHO_REPLY, ECHO_REQUEST, PingResult, icmp_echo, parse_echo
@@ -50,21 +53,27 @@ def _host_stack(net: Network, app: P4App, host: str,
 
 
 def ping_all(net: Network, app: P4App, spacing_s: float = 0.001,
-             timeout_s: float = 1.0) -> list[PingResult]:
-    """One echo per ordered pair of hosts, one at a time; a result per pair."""
+             timeout_s: float = 1.0, *, lock: Any = None,
+             run: Callable[[float], None] | None = None) -> list[PingResult]:
+    """One echo per ordered pair of hosts, one at a time; a result per pair.
+
+    ``run(seconds)`` lets the time pass (default ``net.run``); a caller whose
+    own thread moves the clock passes a wait, and the ``lock`` its thread
+    holds while it does, taken here while the pings are scheduled."""
     hosts = list(app.topo.hosts)
     replies: dict[tuple[str, int], float] = {}
-    for host in hosts:
-        net.listen(host, _host_stack(net, app, host, replies))
-    clock = net.clock
-    start_ns = round(clock.now() * NS_PER_S)
     pairs = [(a, b) for a in hosts for b in hosts if a != b]
-    for seq, (a, b) in enumerate(pairs, 1):
-        sa, sb = app.topo.hosts[a], app.topo.hosts[b]
-        frame = icmp_echo(sa.mac, next_hop_mac(app, a, sb.ip), sa.ip, sb.ip, 1, seq)
-        when = start_ns / NS_PER_S + seq * spacing_s
-        clock.call_later(when - clock.now(), net.send_frame, a, frame)
-    net.run((len(pairs) + 1) * spacing_s + timeout_s)
+    with lock if lock is not None else nullcontext():
+        for host in hosts:
+            net.listen(host, _host_stack(net, app, host, replies))
+        clock = net.clock
+        start_ns = round(clock.now() * NS_PER_S)
+        for seq, (a, b) in enumerate(pairs, 1):
+            sa, sb = app.topo.hosts[a], app.topo.hosts[b]
+            frame = icmp_echo(sa.mac, next_hop_mac(app, a, sb.ip), sa.ip, sb.ip, 1, seq)
+            when = start_ns / NS_PER_S + seq * spacing_s
+            clock.call_later(when - clock.now(), net.send_frame, a, frame)
+    (run or net.run)((len(pairs) + 1) * spacing_s + timeout_s)
     out = []
     for seq, (a, b) in enumerate(pairs, 1):
         got = replies.get((a, seq))

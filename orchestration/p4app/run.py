@@ -103,7 +103,8 @@ def run_app(app: P4App, target: Target | str = "sim", *, seed: int = 0, ping: bo
     """Build, configure, (run ``controller``,) ping every pair, tear down.
 
     A controller still running when ``settle_s`` ends keeps running through
-    the pings (a learning switch needs it) and is stopped after them."""
+    the pings (a learning switch needs it; on sim they run in paced time)
+    and is stopped after them."""
     target = get_target(target)
     result = AppRun(app, target.name)
     net = open_app(app, target, seed=seed, for_controller=controller is not None, **options)
@@ -128,8 +129,7 @@ def _with_controller(net: Network, target: Target, app: P4App, spec: ControllerS
         session.launch(script, spec.args)
         result.controller = session.wait(spec.settle_s)
         if result.controller.returncode is None and ping:
-            with session.hold():
-                result.pings = ping_all(net, app)
+            result.pings = session.ping_all()
             return
     if ping:
         result.pings = ping_all(net, app)

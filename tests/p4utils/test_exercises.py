@@ -143,9 +143,12 @@ def test_l2_learning_fills_the_tables(app_file: str, mode: str) -> None:
             assert entry["params"] == {"egress_port": app.topo.host_switch("h1")[1]}
             assert [e["match"] for e in read("MyIngress.smac")] == [
                 {"hdr.ethernet.srcAddr": mac}]
-            with session.hold():
-                pings = ping_all(net, app)
+            pings = session.ping_all()  # paced: the controller learns as they go
+            learned = {e["match"]["hdr.ethernet.dstAddr"]: e["params"]["egress_port"]
+                       for e in read("MyIngress.dmac")}
         assert all(p.rtt_us is not None for p in pings)
+        assert learned == {int(h.mac.replace(":", ""), 16): app.topo.host_switch(name)[1]
+                           for name, h in app.topo.hosts.items()}
     finally:
         net.stop()
 
