@@ -215,12 +215,6 @@ class ControllerSession:
             code = None
         return ControllerResult(self._script, code, time.monotonic() - self._started)
 
-    def hold(self) -> Any:
-        """Stop pacing and keep the controller's calls out (sim): the caller
-        runs virtual time itself."""
-        self._stop_pacing()
-        return self.lock
-
     def ping_all(self) -> list[Any]:
         """All-pairs ping while the controller runs on: on sim in paced time
         (the pacer moves it, the controller answers as the pings go), on the
