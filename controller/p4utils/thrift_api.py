@@ -67,7 +67,7 @@ class SimpleSwitchThriftAPI(RunnerAPI):
     def table_add(self, table_name: str, action_name: str, match_keys: Sequence[Any],
                   action_params: Sequence[Any] = (), prio: int = 0) -> int | None:
         words = [table_name, action_name, *self._params(match_keys, "match_keys"), "=>",
-                 *self._params((action_params), "action_params")]
+                 *self._params(action_params, "action_params")]
         if self.runner.needs_priority(table_name):
             words.append(str(int(prio)))
         return _handle(self._apply("table_add", *words))
@@ -81,7 +81,7 @@ class SimpleSwitchThriftAPI(RunnerAPI):
     def table_modify(self, table_name: str, action_name: str, entry_handle: int,
                      action_params: Sequence[Any] = ()) -> int:
         self._apply("table_modify", table_name, action_name, entry_handle,
-                    *self._params((action_params), "action_params"))
+                    *self._params(action_params, "action_params"))
         return int(entry_handle)
 
     @bad_input
@@ -99,7 +99,7 @@ class SimpleSwitchThriftAPI(RunnerAPI):
         if handle is None:
             raise UIn_Error(f"Table {table_name} has no entry with match {list(match_keys)}")
         self._apply("table_modify", table_name, action_name, handle,
-                    *self._params((action_params), "action_params"))
+                    *self._params(action_params, "action_params"))
         return handle
 
     @bad_input
@@ -119,7 +119,7 @@ class SimpleSwitchThriftAPI(RunnerAPI):
     def act_prof_create_member(self, act_prof_name: str, action_name: str,
                                action_params: Sequence[Any] = ()) -> int | None:
         return _handle(self._apply("act_prof_create_member", act_prof_name, action_name,
-                                   *self._params((action_params), "action_params")))
+                                   *self._params(action_params, "action_params")))
 
     @bad_input
     def act_prof_delete_member(self, act_prof_name: str, mbr_handle: int) -> None:
@@ -129,7 +129,7 @@ class SimpleSwitchThriftAPI(RunnerAPI):
     def act_prof_modify_member(self, act_prof_name: str, action_name: str, mbr_handle: int,
                                action_params: Sequence[Any] = ()) -> None:
         self._apply("act_prof_modify_member", act_prof_name, action_name, mbr_handle,
-                    *self._params((action_params), "action_params"))
+                    *self._params(action_params, "action_params"))
 
     @bad_input
     def act_prof_create_group(self, act_prof_name: str) -> int | None:
@@ -190,14 +190,14 @@ class SimpleSwitchThriftAPI(RunnerAPI):
         if lags:
             raise self._not_honoured("mc_node_create", "P4Runtime replicas are ports; "
                                      "BMv2's LAGs have no P4Runtime form")
-        return _handle(self._apply("mc_node_create", rid, *self._params((ports), "ports")))
+        return _handle(self._apply("mc_node_create", rid, *self._params(ports, "ports")))
 
     @bad_input
     def mc_node_update(self, l1_hdl: int, ports: Sequence[Any], lags: Sequence[Any] = ()
                        ) -> None:
         if lags:
             raise self._not_honoured("mc_node_update", "BMv2's LAGs have no P4Runtime form")
-        self._apply("mc_node_update", l1_hdl, *self._params((ports), "ports"))
+        self._apply("mc_node_update", l1_hdl, *self._params(ports, "ports"))
 
     @bad_input
     def mc_node_associate(self, mgrp: int, l1_hdl: int) -> None:
