@@ -100,6 +100,12 @@ class PipelinedTransport:
                 for listener in list(self.on_refused):
                     listener(request.updates[failure.index])
 
+    def write_now(self, request: Any) -> Any:
+        """A Write whose refusal the caller handles itself: after every queued
+        write, answered before it returns (raises ``RpcError``)."""
+        self.flush()
+        return self.inner.write(request)
+
     def flush(self) -> None:
         """Return once every queued write has been answered."""
         with self._cond:

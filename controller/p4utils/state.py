@@ -28,12 +28,15 @@ def reset_switch(client: P4RuntimeClient) -> None:
     registers = list(client.p4info.registers)
     if not registers:
         return
+    request = client._write_request()
+    for reg in registers:
+        update = request.updates.add(type=client._pb.Update.MODIFY)
+        update.entity.register_entry.register_id = reg.preamble.id
+        update.entity.register_entry.data.bitstring = b"\x00"
+    # Answered here even when writes are pipelined: a refusal is expected.
+    write = getattr(client.transport, "write_now", client.transport.write)
     try:
-        with client.batch():
-            for reg in registers:
-                with client._update(client._pb.Update.MODIFY) as entity:
-                    entity.register_entry.register_id = reg.preamble.id
-                    entity.register_entry.data.bitstring = b"\x00"
+        client._rpc(write, request)
     except P4RuntimeError as exc:
         if exc.code != "UNIMPLEMENTED":
             raise

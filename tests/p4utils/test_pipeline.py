@@ -80,3 +80,14 @@ def test_a_refused_insert_gives_its_handle_back(served) -> None:  # type: ignore
     api.table_delete("dmac", 2)  # the handle names 00:00:0a:00:00:02's entry
     macs = {e["match"]["hdr.ethernet.dstAddr"] for e in api.p4rt.tables["Ing.dmac"].read()}
     assert macs == {0x00000A000001, 0x00000A000009}
+
+
+def test_reset_state_on_a_switch_without_register_writes_is_quiet(served) -> None:  # type: ignore[no-untyped-def]
+    """BMv2's server (and intbed's, by default) refuses register writes:
+    reset_state skips the registers instead of reporting a refusal."""
+    api, transport, errors = served
+    api.table_add("dmac", "drop", ["00:00:0a:00:00:01", "1"])
+    api.reset_state()
+    transport.flush()
+    assert errors == []
+    assert api.p4rt.tables["Ing.dmac"].read() == []
