@@ -1,8 +1,9 @@
 """The results book, ``docs/results.md``: every experiment of ``intbed
 list``, each headline with the paper's value, ours with its 95 % interval,
 a verdict by ``experiments.stats.verdict`` and the evidence for any
-difference, written from the paper-scale runs in ``results/`` and nothing
-else. ``docs/results/book.json`` keeps what each entry was made from (the
+difference, written from the paper-scale runs in ``results/`` that the
+experiment's code as it is now made, and nothing else.
+``docs/results/book.json`` keeps what each entry was made from (the
 commit, the experiment's code digest, the machine, the wall time) so that
 a test can flag an entry whose experiment code has changed since.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.framework import RESULTS_DIR, Experiment, code_digest, load_all, natural_key
-from experiments.reproduce import finished, run_dir
+from experiments.reproduce import current, finished, run_dir
 from experiments.stats import REL_TOLERANCE, VERDICTS
 
 BOOK = Path("docs/results.md")
@@ -41,6 +42,7 @@ class Entry:
     config: dict[str, Any] = field(default_factory=dict)
     figure: str | None = None
     crosschecks: list[dict[str, Any]] = field(default_factory=list)
+    stale_run: bool = False  # a paper-scale run is there, made by other code
 
     @property
     def run(self) -> bool:
@@ -79,9 +81,13 @@ def collect(results: Path = RESULTS_DIR) -> list[Entry]:
         entry = Entry(name, exp)
         path = run_dir(name, results)
         if finished(path):
-            entry.summary = json.loads((path / "summary.json").read_text())
-            entry.config = json.loads((path / "config.json").read_text())
-        entry.crosschecks = _crosschecks(results, name)
+            if current(name, path):
+                entry.summary = json.loads((path / "summary.json").read_text())
+                entry.config = json.loads((path / "config.json").read_text())
+            else:
+                entry.stale_run = True
+        digest = code_digest(exp)
+        entry.crosschecks = [c for c in _crosschecks(results, name) if c.get("code") == digest]
         out.append(entry)
     return out
 
@@ -149,8 +155,10 @@ def render(entries: list[Entry], figures: str) -> str:
     for e in entries:
         lines += ["", f"## {e.name}", "", f"{e.exp.title}. Paper: {e.exp.paper}.", ""]
         if not e.run:
-            lines += [f"Not run at paper scale at this commit: `intbed reproduce {e.name}` "
-                      "runs it and rewrites this page.", ""]
+            why = (" (the run in results/ was made before its experiment's code last changed)"
+                   if e.stale_run else "")
+            lines += [f"Not run at paper scale at this commit{why}: `intbed reproduce "
+                      f"{e.name}` runs it and rewrites this page.", ""]
         else:
             lines += _entry(e, figures)
         lines += _crosscheck_lines(e)

@@ -63,12 +63,25 @@ def test_the_book_is_written_from_the_runs_and_names_the_rest_not_run(tmp_path: 
 
 def test_an_entry_whose_experiment_code_changed_is_stale(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    _fake_run(results, NAME, HEADS, code="0" * 16)
-    _fake_run(results, "pint-cc", HEADS)
+    _fake_run(results, NAME, HEADS)
     book.write(results, tmp_path / "results.md", tmp_path / "figs")
-    flagged = book.stale(tmp_path / "figs" / book.INDEX_NAME)
+    index = tmp_path / "figs" / book.INDEX_NAME
+    assert book.stale(index) == {}
+    data = json.loads(index.read_text())
+    data["experiments"][NAME]["code"] = "0" * 16  # as if the code changed since
+    index.write_text(json.dumps(data))
+    flagged = book.stale(index)
     assert list(flagged) == [NAME]
     assert "intbed reproduce pint-quantiles" in flagged[NAME]
+
+
+def test_a_run_made_by_other_code_is_left_out_of_the_book(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    _fake_run(results, NAME, HEADS, code="0" * 16)
+    entries = book.write(results, tmp_path / "results.md", tmp_path / "figs")
+    assert not any(e.run for e in entries)
+    assert "Not run at paper scale at this commit (the run in results/ was made before" in \
+        (tmp_path / "results.md").read_text()
 
 
 def _fake_crosscheck(results: Path, name: str, code: str) -> None:
@@ -85,13 +98,18 @@ def _fake_crosscheck(results: Path, name: str, code: str) -> None:
 def test_a_crosscheck_is_in_the_book_and_goes_stale_with_its_code(tmp_path: Path) -> None:
     results = tmp_path / "results"
     _fake_crosscheck(results, NAME, code_digest(get(NAME)))
-    _fake_crosscheck(results, "pint-cc", "0" * 16)
+    _fake_crosscheck(results, "pint-cc", "0" * 16)  # by other code: left out
     book.write(results, tmp_path / "results.md", tmp_path / "figs")
     text = (tmp_path / "results.md").read_text()
     assert "`intbed crosscheck pint-quantiles --quick`, quick runs, seeds 0-2): headlines " \
            "disagree" in text
     assert "| coverage | 0.99 | 0.97 | -0.02 | 0.01 | no |" in text
-    assert list(book.stale(tmp_path / "figs" / book.INDEX_NAME)) == ["pint-cc (crosscheck)"]
+    assert "intbed crosscheck pint-cc" not in text
+    index = tmp_path / "figs" / book.INDEX_NAME
+    data = json.loads(index.read_text())
+    data["experiments"][NAME]["crosschecks"][0]["code"] = "0" * 16
+    index.write_text(json.dumps(data))
+    assert list(book.stale(index)) == [f"{NAME} (crosscheck)"]
 
 
 def test_resume_keeps_a_finished_run_and_runs_nothing(tmp_path: Path) -> None:
