@@ -5,7 +5,11 @@ difference, written from the paper-scale runs in ``results/`` that the
 experiment's code as it is now made, and nothing else.
 ``docs/results/book.json`` keeps what each entry was made from (the
 commit, the experiment's code digest, the machine, the wall time) so that
-a test can flag an entry whose experiment code has changed since.
+a test can flag an entry whose experiment code has changed since, and
+keeps the entry itself (headlines, notes, cross-checks): a run that is
+not in ``results/`` on this machine (a fresh clone, another machine)
+stays in the book for as long as its experiment's code is unchanged, so
+rewriting the book after one new run loses none of the others.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class Entry:
     figure: str | None = None
     crosschecks: list[dict[str, Any]] = field(default_factory=list)
     stale_run: bool = False  # a paper-scale run is there, made by other code
+    kept: bool = False  # from the book's index: its run is not in results/ here
 
     @property
     def run(self) -> bool:
@@ -59,8 +64,8 @@ class Entry:
         return f"{self.exp.title}: of {total} headline(s), {', '.join(parts)}."
 
     def index(self) -> dict[str, Any]:
-        checks = [{k: c.get(k) for k in ("targets", "seeds", "quick", "agree", "code")}
-                  for c in self.crosschecks]
+        checks = [{k: c.get(k) for k in ("targets", "seeds", "quick", "agree", "code",
+                                         "agreements")} for c in self.crosschecks]
         if not self.run:
             return {"run": False, **({"crosschecks": checks} if checks else {})}
         assert self.summary is not None
@@ -70,26 +75,49 @@ class Entry:
                 "started": self.config.get("started"), "wall_s": self.summary.get("wall_s"),
                 "jobs": self.config.get("jobs"),
                 "headlines": [{k: h.get(k) for k in ("name", "ours", "paper", "verdict")}
-                              for h in self.summary["headlines"]]}
+                              for h in self.summary["headlines"]],
+                "record": {"summary": {k: self.summary.get(k)
+                                       for k in ("wall_s", "finished", "headlines", "notes")}}}
 
 
-def collect(results: Path = RESULTS_DIR) -> list[Entry]:
+def collect(results: Path = RESULTS_DIR, previous: dict[str, Any] | None = None
+            ) -> list[Entry]:
     """One entry per experiment, in ``intbed list``'s order; those with a
-    finished paper-scale run in ``results`` carry it."""
+    finished paper-scale run in ``results`` carry it. ``previous`` (the
+    index of the book written before) supplies the entries, and the
+    cross-checks, whose runs are not in ``results`` but whose code is the
+    experiment's code now."""
     out = []
+    previous = previous or {}
     for name, exp in sorted(load_all().items(), key=lambda kv: natural_key(kv[0])):
         entry = Entry(name, exp)
+        digest = code_digest(exp)
         path = run_dir(name, results)
+        old = previous.get(name) or {}
+        record = old.get("record") if old.get("code") == digest else None
         if finished(path):
             if current(name, path):
                 entry.summary = json.loads((path / "summary.json").read_text())
                 entry.config = json.loads((path / "config.json").read_text())
             else:
                 entry.stale_run = True
-        digest = code_digest(exp)
-        entry.crosschecks = [c for c in _crosschecks(results, name) if c.get("code") == digest]
+        elif record and old.get("run"):
+            entry.summary = dict(record["summary"])
+            entry.config = {"versions": {"commit": old.get("commit")}, "kept": True,
+                            **{k: old.get(k) for k in ("code", "machine", "started", "jobs")}}
+            entry.kept = True
+        found = {(c.get("quick"), c.get("seeds")): c for c in _crosschecks(results, name)
+                 if c.get("code") == digest}
+        kept = [c for c in old.get("crosschecks", [])
+                if c.get("code") == digest and (c.get("quick"), c.get("seeds")) not in found
+                and not (results / "crosscheck" / _folder(name, c)).exists()]
+        entry.crosschecks = sorted([*found.values(), *kept], key=lambda c: bool(c.get("quick")))
         out.append(entry)
     return out
+
+
+def _folder(name: str, check: dict[str, Any]) -> str:
+    return f"{name}-quick" if check.get("quick") else name
 
 
 def _crosschecks(results: Path, name: str) -> list[dict[str, Any]]:
@@ -108,14 +136,20 @@ def _crosschecks(results: Path, name: str) -> list[dict[str, Any]]:
 
 
 def write(results: Path = RESULTS_DIR, book: Path = BOOK, figures: Path = FIGURES) -> list[Entry]:
-    """Write the book, its figures and its index from ``results``."""
-    entries = collect(results)
+    """Write the book, its figures and its index from ``results`` and from
+    the entries of the book before whose runs are not there."""
+    index_path = figures / INDEX_NAME
+    previous = (json.loads(index_path.read_text()).get("experiments", {})
+                if index_path.is_file() else {})
+    entries = collect(results, previous)
     figures.mkdir(parents=True, exist_ok=True)
     for e in entries:
         src = run_dir(e.name, results) / "figure.png"
-        if e.run and src.is_file():
+        if e.run and not e.kept and src.is_file():
             e.figure = f"{e.name}.png"
             _small_png(src, figures / e.figure)
+        elif e.kept and (figures / f"{e.name}.png").is_file():
+            e.figure = f"{e.name}.png"
     rel = _relative(figures, book.parent)
     book.parent.mkdir(parents=True, exist_ok=True)
     book.write_text(render(entries, rel))

@@ -164,3 +164,25 @@ def test_the_readme_names_every_experiment() -> None:
     readme = (ROOT / "README.md").read_text()
     missing = [n for n in load_all() if f"`{n}`" not in readme]
     assert not missing, f"README.md's experiment list lacks {missing}"
+
+
+def test_rewriting_the_book_keeps_entries_whose_runs_are_elsewhere(tmp_path: Path) -> None:
+    results, figs, target = tmp_path / "results", tmp_path / "figs", tmp_path / "results.md"
+    _fake_run(results, NAME, HEADS)
+    _fake_crosscheck(results, NAME, code_digest(get(NAME)))
+    book.write(results, target, figs)
+    first = target.read_text()
+    # Another machine, or a fresh clone: no results/, the book rewritten.
+    entries = book.write(tmp_path / "elsewhere", target, figs)
+    assert target.read_text() == first
+    assert [e.name for e in entries if e.kept] == [NAME]
+    # An entry whose code has changed since is not kept.
+    data = json.loads((figs / book.INDEX_NAME).read_text())
+    data["experiments"][NAME]["code"] = "0" * 16
+    data["experiments"][NAME]["crosschecks"][0]["code"] = "0" * 16
+    (figs / book.INDEX_NAME).write_text(json.dumps(data))
+    entries = book.write(tmp_path / "elsewhere", target, figs)
+    assert not any(e.run for e in entries)
+    assert "intbed crosscheck pint-quantiles" not in target.read_text()
+    assert "Not run at paper scale at this commit: `intbed reproduce pint-quantiles`" in \
+        target.read_text()
