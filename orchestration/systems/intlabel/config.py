@@ -18,6 +18,10 @@ from controller.intlabel import IntLabelConfig, SpecificFlow
 from topologies.model import Topology
 
 ARRIVALS = ("constant", "poisson", "onoff")  # traffic.schedules' arrival processes
+# Microseconds per report frame of intbed's collector with Redis stores, timed
+# on the mininet target (docs/measurements/intlabel-collector/collector_cost.yaml:
+# 1,563 frames, 1.87 s busy, at T = 50 and 100 ms with Pro's flag).
+COLLECTOR_COST_US = 1199.5
 
 
 class RunConfigError(IntbedError):
@@ -35,7 +39,12 @@ class RunConfig(IntLabelConfig):
     ``set_queue_depth``, to induce loss); ``link_loss`` is the loss
     probability of every switch-to-switch link, or of ``lossy_links`` (pairs
     of node names) when given. ``report_delay_us`` is the one-way delay from
-    every switch to the collector. ``topology_params`` are the topology
+    every switch to the collector. ``collector_cost_us``: the collector's
+    own time per report frame (parsing it, the database's and the aging
+    store's updates, Pro's reaction) on targets in virtual time, where it
+    is a single server that reports queue for; None: ``COLLECTOR_COST_US``,
+    intbed's collector on Redis timed on the mininet target; 0: free. Live
+    targets pay their real time. ``topology_params`` are the topology
     generator's (``(("k", 6),)`` for a 6-ary fat-tree). Where the run happens (target, seed,
     live options) is not part of it: ``run_intlabel`` takes a ``RunEnv``.
     """
@@ -57,6 +66,7 @@ class RunConfig(IntLabelConfig):
     lossy_links: tuple[tuple[str, str], ...] = ()
     report_delay_us: float = 100.0
     arrivals: str = "constant"
+    collector_cost_us: float | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()  # INT-label's own parameters
@@ -115,6 +125,8 @@ class RunConfig(IntLabelConfig):
             fail(f"duration_s must be positive, not {self.duration_s}")
         if not self.rate_bps > 0:
             fail(f"rate_bps must be positive, not {self.rate_bps}")
+        if self.collector_cost_us is not None and not self.collector_cost_us >= 0:
+            fail(f"collector_cost_us must not be negative, not {self.collector_cost_us}")
         if self.packet_size < 64:
             fail(f"packet_size must be at least 64 bytes, not {self.packet_size}")
         if not self.Ti_ms > 0:

@@ -33,7 +33,12 @@ from orchestration.network import (
     Network,
     RunEnv,
 )
-from orchestration.systems.intlabel.config import RunConfig, run_topology, sender_schedules
+from orchestration.systems.intlabel.config import (
+    COLLECTOR_COST_US,
+    RunConfig,
+    run_topology,
+    sender_schedules,
+)
 from orchestration.systems.intlabel.metrics import (
     GroundTruth,
     RunMetrics,
@@ -121,7 +126,12 @@ class _Run:
         self.stack.callback(self.stores.close)
         db = self.stores.int_database()
         self.collector = Collector(db, clock, udp_port=cfg.udp_port, max_hop=cfg.max_hop)
-        net.attach_collector(self._on_reports, delay_us=cfg.report_delay_us)
+        cost_us = cfg.collector_cost_us if cfg.collector_cost_us is not None else \
+            COLLECTOR_COST_US
+        handler = self._on_reports
+        if cost_us > 0 and self.env.target.models_timing:
+            handler = _single_server(clock, cost_us * 1e-6, handler)
+        net.attach_collector(handler, delay_us=cfg.report_delay_us)
         net.tap_transmitted(self.truth.tap)
         if cfg.pro:
             self.aging = self.stores.aging_store(clock)
@@ -205,6 +215,24 @@ class _Run:
             pro_changes=[tuple(c) for c in changes], sim_time_s=counters.elapsed_s,
             events=counters.events, wall_time_s=self.wall_s or counters.elapsed_s,
             build_time_s=self.build_s, extra=extra, env=self.env.to_dict())
+
+
+def _single_server(clock: Any, cost_s: float,
+                   handler: Callable[[list[tuple[bytes, float]]], None]
+                   ) -> Callable[[list[tuple[bytes, float]]], None]:
+    """``handler`` as a collector that takes ``cost_s`` per frame and
+    handles one batch at a time, in arrival order: a batch is handed over
+    when the collector would have finished it, its frames keeping their
+    arrival stamps (as a live collector's capture times)."""
+    busy = [0.0]
+
+    def queued(frames: list[tuple[bytes, float]]) -> None:
+        now = clock.now()
+        done = max(now, busy[0]) + cost_s * len(frames)
+        busy[0] = done
+        clock.call_later(done - now, handler, frames)
+
+    return queued
 
 
 def _at(clock: Any, when_s: float, fn: Callable[[], Any]) -> None:
