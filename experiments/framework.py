@@ -65,11 +65,15 @@ class Param:
                 raise ValueError(text)
             if kind in (list, tuple):
                 inner = type(self.default[0]) if self.default else float
-                return [inner(x) for x in text.split(",") if x]
+                body = text.strip()
+                if body.startswith("[") and body.endswith("]"):  # as intbed list prints it
+                    body = body[1:-1]
+                return [inner(x.strip().strip("'\"")) for x in body.split(",") if x.strip()]
             return kind(text)
         except ValueError:
+            form = " (comma-separated values, e.g. 20,40)" if kind in (list, tuple) else ""
             raise ExperimentError(f"parameter {self.name}: cannot read {text!r} as "
-                                  f"{kind.__name__}") from None
+                                  f"{kind.__name__}{form}") from None
 
 
 Check = Callable[[Any, dict[str, Any]], "str | None"]

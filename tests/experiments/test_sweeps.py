@@ -137,3 +137,15 @@ def test_force_computes_every_point_again(tmp_path: Path,
     _run(out, force=True)
     finished = len(list((out / "points").rglob("*.pkl")))
     assert len(calls) == finished > 0  # none taken from the earlier run's journal
+
+
+def test_a_list_parameter_reads_as_intbed_list_prints_it() -> None:
+    from experiments.framework import ExperimentError, Param
+
+    sizes = Param("sizes", [20, 40], "network sizes")
+    planners = Param("planners", ["gpint-2"], "planners")
+    assert sizes.convert("20,40") == sizes.convert("[20, 40]") == [20, 40]
+    assert sizes.convert("[20]") == [20]
+    assert planners.convert("['gpint-2', 'euler']") == ["gpint-2", "euler"]
+    with pytest.raises(ExperimentError, match=r"comma-separated values"):
+        sizes.convert("[twenty]")
