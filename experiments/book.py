@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.framework import RESULTS_DIR, Experiment, code_digest, load_all, natural_key
+from experiments.crosscheck import FINDINGS
+from experiments.framework import (
+    RESULTS_DIR,
+    Experiment,
+    code_digest,
+    get,
+    load_all,
+    natural_key,
+)
 from experiments.reproduce import current, finished, run_dir
 from experiments.stats import REL_TOLERANCE, VERDICTS
 
@@ -65,7 +73,8 @@ class Entry:
 
     def index(self) -> dict[str, Any]:
         checks = [{k: c.get(k) for k in ("targets", "seeds", "quick", "agree", "code",
-                                         "agreements")} for c in self.crosschecks]
+                                         "folder", "settings", "agreements")}
+                  for c in self.crosschecks]
         if not self.run:
             return {"run": False, **({"crosschecks": checks} if checks else {})}
         assert self.summary is not None
@@ -106,33 +115,57 @@ def collect(results: Path = RESULTS_DIR, previous: dict[str, Any] | None = None
             entry.config = {"versions": {"commit": old.get("commit")}, "kept": True,
                             **{k: old.get(k) for k in ("code", "machine", "started", "jobs")}}
             entry.kept = True
-        found = {(c.get("quick"), c.get("seeds")): c for c in _crosschecks(results, name)
-                 if c.get("code") == digest}
+        found = [c for c in _crosschecks(results, name) if c.get("code") == digest]
         kept = [c for c in old.get("crosschecks", [])
-                if c.get("code") == digest and (c.get("quick"), c.get("seeds")) not in found
+                if c.get("code") == digest
                 and not (results / "crosscheck" / _folder(name, c)).exists()]
-        entry.crosschecks = sorted([*found.values(), *kept], key=lambda c: bool(c.get("quick")))
+        entry.crosschecks = sorted([*found, *kept],
+                                   key=lambda c: natural_key(_folder(name, c)))
         out.append(entry)
     return out
 
 
 def _folder(name: str, check: dict[str, Any]) -> str:
-    return f"{name}-quick" if check.get("quick") else name
+    return check.get("folder") or (f"{name}-quick" if check.get("quick") else name)
 
 
 def _crosschecks(results: Path, name: str) -> list[dict[str, Any]]:
-    """``intbed crosscheck NAME [--quick]``'s reports, each with the code
-    digest of the runs behind it."""
+    """``intbed crosscheck NAME [--quick] [--set ...] [--out ...]``'s
+    reports under ``results/crosscheck``, each with the code digest of the
+    runs behind it, its folder and the parameters it set apart from the
+    experiment's defaults (read from its first run)."""
     out = []
-    for folder in (name, f"{name}-quick"):
-        report = results / "crosscheck" / folder / "crosscheck.json"
-        if not report.is_file():
+    root = results / "crosscheck"
+    if not root.is_dir():
+        return out
+    exp = get(name)
+    for folder in sorted(root.iterdir(), key=lambda f: natural_key(f.name)):
+        report = folder / "crosscheck.json"
+        if not (folder.name == name or folder.name.startswith(f"{name}-")) or \
+                not report.is_file():
             continue
         data = json.loads(report.read_text())
-        first = report.parent / data["targets"][0] / "seed0" / "config.json"
-        data["code"] = json.loads(first.read_text()).get("code") if first.is_file() else None
+        if data.get("experiment") != name:
+            continue
+        first = folder / data["targets"][0] / "seed0" / "config.json"
+        config = json.loads(first.read_text()) if first.is_file() else {}
+        data["code"] = config.get("code")
+        data["folder"] = folder.name
+        params = config.get("params", {})
+        defaults = {q.name: (q.quick if data.get("quick") and q.quick is not None else q.default)
+                    for q in exp.params}
+        data["settings"] = {k: v for k, v in params.items()
+                            if k in defaults and json.dumps(v) != json.dumps(defaults[k])
+                            and _as_float_list(v) != _as_float_list(defaults[k])}
         out.append(data)
     return out
+
+
+def _as_float_list(v: Any) -> Any:
+    """Values that JSON would give back as ints or floats compare equal."""
+    if isinstance(v, list | tuple):
+        return [_as_float_list(x) for x in v]
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
 
 
 def write(results: Path = RESULTS_DIR, book: Path = BOOK, figures: Path = FIGURES) -> list[Entry]:
@@ -232,8 +265,10 @@ def _crosscheck_lines(e: Entry) -> list[str]:
         a, b = c["targets"]
         scale = "quick runs" if c.get("quick") else "paper-scale runs"
         verdict = "every headline agrees" if c.get("agree") else "headlines disagree"
+        sets = "".join(f" --set {k}={_setting(v)}" for k, v in (c.get("settings") or {}).items())
         out += [f"**Cross-target check** (`intbed crosscheck {e.name}"
-                f"{' --quick' if c.get('quick') else ''}`, {scale}, seeds 0-{c['seeds'] - 1}): "
+                f"{' --quick' if c.get('quick') else ''}{sets}`, {scale}, "
+                f"seeds 0-{c['seeds'] - 1}): "
                 f"{verdict}. A headline agrees when the difference of the means is within "
                 "Welch's 95 % interval of the seeds' spread.", "",
                 f"| headline | {a} | {b} | difference | tolerance | agrees |",
@@ -243,7 +278,18 @@ def _crosscheck_lines(e: Entry) -> list[str]:
                        f"| {_num(r['difference'])} | {_num(r['tolerance'])} "
                        f"| {'yes' if r['agrees'] else 'no'} |")
         out.append("")
+        finding = FINDINGS.get(_folder(e.name, c))
+        if finding:
+            out += [f"*Finding:* {finding}", ""]
     return out
+
+
+def _setting(v: Any) -> str:
+    if isinstance(v, list | tuple):
+        return ",".join(_setting(x) for x in v)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
 
 
 def stale(index_path: Path = FIGURES / INDEX_NAME) -> dict[str, str]:

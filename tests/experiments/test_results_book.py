@@ -84,10 +84,12 @@ def test_a_run_made_by_other_code_is_left_out_of_the_book(tmp_path: Path) -> Non
         (tmp_path / "results.md").read_text()
 
 
-def _fake_crosscheck(results: Path, name: str, code: str) -> None:
-    where = results / "crosscheck" / f"{name}-quick"
+def _fake_crosscheck(results: Path, name: str, code: str, folder: str | None = None,
+                     params: dict | None = None) -> None:
+    where = results / "crosscheck" / (folder or f"{name}-quick")
     (where / "sim" / "seed0").mkdir(parents=True)
-    (where / "sim" / "seed0" / "config.json").write_text(json.dumps({"code": code}))
+    (where / "sim" / "seed0" / "config.json").write_text(json.dumps({"code": code,
+                                                                     "params": params or {}}))
     (where / "crosscheck.json").write_text(json.dumps({
         "experiment": name, "targets": ["sim", "mininet"], "seeds": 3, "quick": True,
         "agree": False, "agreements": [
@@ -186,3 +188,24 @@ def test_rewriting_the_book_keeps_entries_whose_runs_are_elsewhere(tmp_path: Pat
     assert "intbed crosscheck pint-quantiles" not in target.read_text()
     assert "Not run at paper scale at this commit: `intbed reproduce pint-quantiles`" in \
         target.read_text()
+
+
+def test_a_crosscheck_with_its_own_settings_says_them_and_its_finding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results = tmp_path / "results"
+    exp = get(NAME)
+    param = exp.params[0]
+    quick = param.quick if param.quick is not None else param.default
+    other = [7.0] if isinstance(quick, list) else 7
+    _fake_crosscheck(results, NAME, code_digest(exp))
+    _fake_crosscheck(results, NAME, code_digest(exp), folder=f"{NAME}-quick-other",
+                     params={param.name: other})
+    _fake_crosscheck(results, "pint-quantiles-x", code_digest(exp), folder=f"{NAME}x")
+    monkeypatch.setitem(book.FINDINGS, f"{NAME}-quick-other", "found: the host's CPU")
+    entries = book.write(results, tmp_path / "results.md", tmp_path / "figs")
+    text = (tmp_path / "results.md").read_text()
+    assert f"`intbed crosscheck {NAME} --quick`," in text
+    assert f"`intbed crosscheck {NAME} --quick --set {param.name}=7`," in text
+    assert text.count("*Finding:* found: the host's CPU") == 1
+    assert [c["folder"] for e in entries if e.name == NAME for c in e.crosschecks] == [
+        f"{NAME}-quick", f"{NAME}-quick-other"]
