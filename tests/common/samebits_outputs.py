@@ -35,7 +35,7 @@ QUICK_METRICS = {
     "intlabel-fig9":
         "d46ed40069fd65d40367b4e1da27bdaf21f56ea1031f13ba1a341cf00af4b6d9",
     "intlabel-fig12":
-        "ef7c4bcccb51ae465a90985ddb982dc686935310cc06c80ba625200209d5a77d",
+        "63ccc9ef2ffc016b1b3d39cadfa9282377d993d76f3cf1d94b58c0ceeddad4dc",
     "intlabel-fig14":
         "20e96308596ef2c08933dbb8c56227cb7144cd5c03d0f16c6bef1784a98b91ad",
     "intlabel-fig17":
