@@ -31,7 +31,7 @@ def measure(T_ms: float, *, target: str = "mininet", packets: int = 2000) -> dic
     batches timed (``perf_counter``) around ``_Run._on_reports``."""
     from controller.intlabel.config import PAPER_RESTORE_FACTOR
     from orchestration.live.options import LiveOptions
-    from orchestration.network import RunEnv
+    from orchestration.network import RunEnv, get_target
     from orchestration.systems.intlabel import run as run_mod
     from orchestration.systems.intlabel.config import RunConfig
 
@@ -45,7 +45,7 @@ def measure(T_ms: float, *, target: str = "mininet", packets: int = 2000) -> dic
 
     cfg = RunConfig(rate_bps=5e6, T_ms=T_ms, Ti_ms=100.0, packets=packets, mode="A", pro=True,
                     pro_style="flag", restore_factor=PAPER_RESTORE_FACTOR, k=100.0 / T_ms)
-    live = LiveOptions() if target != "sim" else None
+    live = LiveOptions() if get_target(target).live else None
     run_mod._Run._on_reports = timed  # type: ignore[method-assign]
     try:
         m = run_mod.run_intlabel(cfg, RunEnv(target=target, seed=0, live=live))
