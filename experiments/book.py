@@ -112,7 +112,7 @@ def collect(results: Path = RESULTS_DIR, previous: dict[str, Any] | None = None
                 entry.stale_run = True
         elif record and old.get("run"):
             entry.summary = dict(record["summary"])
-            entry.config = {"versions": {"commit": old.get("commit")}, "kept": True,
+            entry.config = {"versions": {"commit": old.get("commit")},
                             **{k: old.get(k) for k in ("code", "machine", "started", "jobs")}}
             entry.kept = True
         found = [c for c in _crosschecks(results, name) if c.get("code") == digest]
@@ -155,16 +155,17 @@ def _crosschecks(results: Path, name: str) -> list[dict[str, Any]]:
         defaults = {q.name: (q.quick if data.get("quick") and q.quick is not None else q.default)
                     for q in exp.params}
         data["settings"] = {k: v for k, v in params.items()
-                            if k in defaults and json.dumps(v) != json.dumps(defaults[k])
-                            and _as_float_list(v) != _as_float_list(defaults[k])}
+                            if k in defaults and _numbers_as_floats(v)
+                            != _numbers_as_floats(defaults[k])}
         out.append(data)
     return out
 
 
-def _as_float_list(v: Any) -> Any:
-    """Values that JSON would give back as ints or floats compare equal."""
+def _numbers_as_floats(v: Any) -> Any:
+    """``v`` with its numbers as floats: a run's params (JSON) and a
+    ``Param`` default then compare equal however each spelled 10000."""
     if isinstance(v, list | tuple):
-        return [_as_float_list(x) for x in v]
+        return [_numbers_as_floats(x) for x in v]
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
 
 

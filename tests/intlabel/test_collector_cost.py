@@ -29,3 +29,10 @@ def test_reports_queue_behind_a_busy_collector() -> None:
 def test_a_negative_collector_cost_is_refused() -> None:
     with pytest.raises(RunConfigError, match="collector_cost_us"):
         RunConfig(collector_cost_us=-1.0)
+
+
+def test_the_collector_cost_defaults_to_the_measured_one() -> None:
+    from orchestration.systems.intlabel.config import COLLECTOR_COST_US
+
+    assert RunConfig().collector_cost_s() == pytest.approx(COLLECTOR_COST_US * 1e-6)
+    assert RunConfig(collector_cost_us=0.0).collector_cost_s() == 0.0

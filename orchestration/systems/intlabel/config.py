@@ -72,6 +72,11 @@ class RunConfig(IntLabelConfig):
         super().__post_init__()  # INT-label's own parameters
         self._validate_run()
 
+    def collector_cost_s(self) -> float:
+        """The collector's seconds per report frame in virtual time."""
+        us = COLLECTOR_COST_US if self.collector_cost_us is None else self.collector_cost_us
+        return us * 1e-6
+
     def per_sender_packets(self) -> list[int]:
         """Packets each sender sends: ``packets`` split evenly (the first
         senders take the remainder), or the duration times the rate."""

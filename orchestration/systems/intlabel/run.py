@@ -33,12 +33,7 @@ from orchestration.network import (
     Network,
     RunEnv,
 )
-from orchestration.systems.intlabel.config import (
-    COLLECTOR_COST_US,
-    RunConfig,
-    run_topology,
-    sender_schedules,
-)
+from orchestration.systems.intlabel.config import RunConfig, run_topology, sender_schedules
 from orchestration.systems.intlabel.metrics import (
     GroundTruth,
     RunMetrics,
@@ -126,11 +121,9 @@ class _Run:
         self.stack.callback(self.stores.close)
         db = self.stores.int_database()
         self.collector = Collector(db, clock, udp_port=cfg.udp_port, max_hop=cfg.max_hop)
-        cost_us = cfg.collector_cost_us if cfg.collector_cost_us is not None else \
-            COLLECTOR_COST_US
         handler = self._on_reports
-        if cost_us > 0 and self.env.target.models_timing:
-            handler = _single_server(clock, cost_us * 1e-6, handler)
+        if cfg.collector_cost_s() > 0 and self.env.target.models_timing:
+            handler = _single_server(clock, cfg.collector_cost_s(), handler)
         net.attach_collector(handler, delay_us=cfg.report_delay_us)
         net.tap_transmitted(self.truth.tap)
         if cfg.pro:
