@@ -8,7 +8,7 @@ collector receives and keeps.
 - ``stores``/``redis_store``: the stores a run is handed (memory or Redis).
 """
 
-from sinks.intlabel.aging import AgingStore, MemoryAgingStore
+from sinks.intlabel.aging import AgingStore, LateExpiries, MemoryAgingStore
 from sinks.intlabel.collector import Collector, CollectorStats
 from sinks.intlabel.database import IntDatabase, IntRecord, MemoryIntDatabase
 from sinks.intlabel.report import IntItem, Report, ReportError, parse_report
@@ -20,6 +20,7 @@ __all__ = [
     "IntDatabase",
     "IntItem",
     "IntRecord",
+    "LateExpiries",
     "MemoryAgingStore",
     "MemoryIntDatabase",
     "Report",

@@ -161,3 +161,78 @@ class MemoryAgingStore:
         self.expired += 1
         for cb in self._callbacks:
             cb(key)
+
+
+class LateExpiries:
+    """``store`` with its expiries reaching the callbacks ``lag()`` seconds
+    after the deadline, as they reach the Pro loop from the live target's
+    Redis store (Redis's own expiry, the key-event's delivery, the backstop
+    sweep): the key is gone at its deadline (``exists`` is False, as Redis's
+    EXISTS answers), only the notification is late. A ``set`` of a key whose
+    expiry is still on its way delivers that expiry first and a ``delete``
+    drops it, as ``RedisAgingStore`` claims an overdue member; ``sweep``
+    delivers every expiry due by now."""
+
+    __slots__ = ("_store", "_clock", "_lag", "_callbacks", "_pending", "_tokens", "_now")
+
+    def __init__(self, store: AgingStore, clock: Clock, lag: Callable[[], float]) -> None:
+        self._store = store
+        self._clock = clock
+        self._lag = lag
+        self._callbacks: list[ExpireCallback] = []
+        self._pending: dict[Hashable, int] = {}
+        self._tokens = itertools.count(1)
+        self._now = False
+        store.on_expire(self._expired)
+
+    def set(self, key: Hashable, ttl_s: float) -> None:
+        token = self._pending.get(key)
+        if token is not None:
+            self._deliver(key, token)
+        self._store.set(key, ttl_s)
+
+    def touch(self, key: Hashable, ttl_s: float | None = None) -> bool:
+        return self._store.touch(key, ttl_s)
+
+    def delete(self, key: Hashable) -> bool:
+        pending = self._pending.pop(key, None) is not None
+        return self._store.delete(key) or pending
+
+    def exists(self, key: Hashable) -> bool:
+        return self._store.exists(key)
+
+    def ttl(self, key: Hashable) -> float | None:
+        return self._store.ttl(key)
+
+    def on_expire(self, callback: ExpireCallback) -> None:
+        self._callbacks.append(callback)
+
+    def deadlines(self) -> dict[Hashable, float]:
+        return self._store.deadlines()
+
+    def sweep(self) -> list[Hashable]:
+        due = list(self._pending)
+        self._now = True
+        try:
+            due += self._store.sweep()
+        finally:
+            self._now = False
+        for key in list(self._pending):
+            self._deliver(key, self._pending[key])
+        return due
+
+    def __len__(self) -> int:
+        return len(self._store)  # type: ignore[arg-type]
+
+    def _expired(self, key: Hashable) -> None:
+        token = next(self._tokens)
+        self._pending[key] = token
+        if not self._now:
+            self._clock.call_later(max(self._lag(), 0.0), self._deliver, key, token)
+
+    def _deliver(self, key: Hashable, token: int) -> None:
+        if self._pending.get(key) != token:
+            return  # delivered already by a set or a sweep, or deleted
+        del self._pending[key]
+        for cb in self._callbacks:
+            cb(key)

@@ -22,6 +22,14 @@ ARRIVALS = ("constant", "poisson", "onoff")  # traffic.schedules' arrival proces
 # on the mininet target (docs/measurements/intlabel-collector/collector_cost.yaml:
 # 1,563 frames, 1.87 s busy, at T = 50 and 100 ms with Pro's flag).
 COLLECTOR_COST_US = 1199.5
+# Milliseconds from an aging key's deadline to its expiry reaching the Pro
+# loop through the mininet target's Redis store: the mean of 3,504 expiries
+# in the 54 Pro runs of Fig. 12's cross-check (docs/measurements/
+# intlabel-collector/README.md, "Expiry lag"); pass it as ``expiry_lag_ms``.
+# None comes later than the store's backstop, a sweep every 50 ms of
+# members 50 ms overdue.
+EXPIRY_LAG_MS = 16.7
+EXPIRY_LAG_MAX_MS = 100.0
 
 
 class RunConfigError(IntbedError):
@@ -44,7 +52,11 @@ class RunConfig(IntLabelConfig):
     store's updates, Pro's reaction) on targets in virtual time, where it
     is a single server that reports queue for; None: ``COLLECTOR_COST_US``,
     intbed's collector on Redis timed on the mininet target; 0: free. Live
-    targets pay their real time. ``topology_params`` are the topology
+    targets pay their real time. ``expiry_lag_ms``: the mean lag of the
+    aging store's expiries on targets in virtual time, each drawn from an
+    exponential of that mean, at most ``EXPIRY_LAG_MAX_MS``; 0 (the
+    default): on the deadline; ``EXPIRY_LAG_MS``: as measured on the
+    mininet target. ``topology_params`` are the topology
     generator's (``(("k", 6),)`` for a 6-ary fat-tree). Where the run happens (target, seed,
     live options) is not part of it: ``run_intlabel`` takes a ``RunEnv``.
     """
@@ -67,6 +79,7 @@ class RunConfig(IntLabelConfig):
     report_delay_us: float = 100.0
     arrivals: str = "constant"
     collector_cost_us: float | None = None
+    expiry_lag_ms: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()  # INT-label's own parameters
@@ -76,6 +89,10 @@ class RunConfig(IntLabelConfig):
         """The collector's seconds per report frame in virtual time."""
         us = COLLECTOR_COST_US if self.collector_cost_us is None else self.collector_cost_us
         return us * 1e-6
+
+    def expiry_lag_mean_s(self) -> float:
+        """The mean of the aging store's expiry lag in virtual time."""
+        return self.expiry_lag_ms * 1e-3
 
     def per_sender_packets(self) -> list[int]:
         """Packets each sender sends: ``packets`` split evenly (the first
@@ -132,6 +149,8 @@ class RunConfig(IntLabelConfig):
             fail(f"rate_bps must be positive, not {self.rate_bps}")
         if self.collector_cost_us is not None and not self.collector_cost_us >= 0:
             fail(f"collector_cost_us must not be negative, not {self.collector_cost_us}")
+        if not self.expiry_lag_ms >= 0:
+            fail(f"expiry_lag_ms must not be negative, not {self.expiry_lag_ms}")
         if self.packet_size < 64:
             fail(f"packet_size must be at least 64 bytes, not {self.packet_size}")
         if not self.Ti_ms > 0:

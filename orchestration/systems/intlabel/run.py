@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import random
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -33,14 +34,19 @@ from orchestration.network import (
     Network,
     RunEnv,
 )
-from orchestration.systems.intlabel.config import RunConfig, run_topology, sender_schedules
+from orchestration.systems.intlabel.config import (
+    EXPIRY_LAG_MAX_MS,
+    RunConfig,
+    run_topology,
+    sender_schedules,
+)
 from orchestration.systems.intlabel.metrics import (
     GroundTruth,
     RunMetrics,
     assemble,
     report_packet_id,
 )
-from sinks.intlabel import Collector
+from sinks.intlabel import Collector, LateExpiries
 from sinks.intlabel.stores import IntLabelStores, stores_for
 
 PROGRAM = "intlabel"
@@ -128,6 +134,9 @@ class _Run:
         net.tap_transmitted(self.truth.tap)
         if cfg.pro:
             self.aging = self.stores.aging_store(clock)
+            if cfg.expiry_lag_mean_s() > 0 and self.env.target.models_timing:
+                self.aging = LateExpiries(self.aging, clock, expiry_lag(
+                    cfg.expiry_lag_mean_s(), derive_seed(self.env.seed, "expiry-lag")))
             self.pro = ProLoop(net.clients, db, self.aging, clock, T_s=cfg.T_s, k=cfg.k,
                                switch_ids=ids, style=cfg.pro_style,
                                restore_factor=cfg.restore_factor)
@@ -226,6 +235,14 @@ def _single_server(clock: Any, cost_s: float,
         clock.call_later(done - now, handler, frames)
 
     return queued
+
+
+def expiry_lag(mean_s: float, seed: int) -> Callable[[], float]:
+    """Lags drawn from an exponential of ``mean_s``, cut at the live
+    store's backstop (``EXPIRY_LAG_MAX_MS``); their own stream of ``seed``."""
+    rng = random.Random(seed)
+    rate, cap = 1.0 / mean_s, EXPIRY_LAG_MAX_MS * 1e-3
+    return lambda: min(rng.expovariate(rate), cap)
 
 
 def _at(clock: Any, when_s: float, fn: Callable[[], Any]) -> None:
