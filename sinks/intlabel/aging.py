@@ -211,18 +211,15 @@ class LateExpiries:
         return self._store.deadlines()
 
     def sweep(self) -> list[Hashable]:
-        due = list(self._pending)
-        self._now = True
+        self._now = True  # what the store expires now waits for no lag
         try:
-            due += self._store.sweep()
+            self._store.sweep()
         finally:
             self._now = False
-        for key in list(self._pending):
+        due = list(self._pending)  # the earlier expiries first, as they came
+        for key in due:
             self._deliver(key, self._pending[key])
         return due
-
-    def __len__(self) -> int:
-        return len(self._store)  # type: ignore[arg-type]
 
     def _expired(self, key: Hashable) -> None:
         token = next(self._tokens)

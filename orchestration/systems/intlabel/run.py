@@ -128,15 +128,17 @@ class _Run:
         db = self.stores.int_database()
         self.collector = Collector(db, clock, udp_port=cfg.udp_port, max_hop=cfg.max_hop)
         handler = self._on_reports
-        if cfg.collector_cost_s() > 0 and self.env.target.models_timing:
-            handler = _single_server(clock, cfg.collector_cost_s(), handler)
+        cost_s = cfg.collector_cost_s()
+        if cost_s > 0 and self.env.target.models_timing:
+            handler = _single_server(clock, cost_s, handler)
         net.attach_collector(handler, delay_us=cfg.report_delay_us)
         net.tap_transmitted(self.truth.tap)
         if cfg.pro:
             self.aging = self.stores.aging_store(clock)
-            if cfg.expiry_lag_mean_s() > 0 and self.env.target.models_timing:
+            lag_s = cfg.expiry_lag_mean_s()
+            if lag_s > 0 and self.env.target.models_timing:
                 self.aging = LateExpiries(self.aging, clock, expiry_lag(
-                    cfg.expiry_lag_mean_s(), derive_seed(self.env.seed, "expiry-lag")))
+                    lag_s, derive_seed(self.env.seed, "expiry-lag")))
             self.pro = ProLoop(net.clients, db, self.aging, clock, T_s=cfg.T_s, k=cfg.k,
                                switch_ids=ids, style=cfg.pro_style,
                                restore_factor=cfg.restore_factor)
