@@ -107,8 +107,11 @@ def test_fig4_quick(tmp_path: Path) -> None:
         assert r["written_total"] == r["events"] - r["event_ring_overflow"] > 0
         if r["loses_nothing"]:
             assert r["event_ring_overflow"] == 0 and r["delivered"]
-            # no overflow: the backlog never passed the rings' capacity
-            assert r["events"] - r["written_in_window"] <= 8 * r["ring_entries"]
+            # no overflow: no ring ever held more than its entries
+            assert r["peak_ring_fill"] <= r["ring_entries"]
+            # not yet written at the window's end: what the rings hold plus
+            # what the readers took from them and are still writing
+            assert r["events"] - r["written_in_window"] <= 2 * 8 * r["ring_entries"]
     for x in loads:  # the search's answer is the fewest: one fewer lost, every try
         n = needed[x]
         tried = [r for r in rows if r["load"] == x]
