@@ -231,13 +231,15 @@ def test_types_are_recorded_on_the_tree(tmp_path: Path) -> None:
     assert facts.symbol_of(stmt.cond.left.left.expr.expr).decl.name == "hdr"  # type: ignore
 
 
-CORPUS = Path("/work/shared/p4-frontend")
+CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "p4-frontend").resolve()
+
+
 def _error_programs() -> list[Path]:
     return sorted(p for d in ("p4_16_errors", "p4_16_bmv_errors")
                   for p in (CORPUS / d).glob("*.p4"))
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="p4c's error corpus is not on this machine")
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"p4c's error corpus is not at {CORPUS}")
 @pytest.mark.parametrize("path", _error_programs(), ids=lambda p: p.name)
 def test_error_corpus_is_rejected_before_code_generation(path: Path) -> None:
     try:
