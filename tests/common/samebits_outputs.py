@@ -35,7 +35,7 @@ QUICK_METRICS = {
     "intlabel-fig9":
         "d46ed40069fd65d40367b4e1da27bdaf21f56ea1031f13ba1a341cf00af4b6d9",
     "intlabel-fig12":
-        "63ccc9ef2ffc016b1b3d39cadfa9282377d993d76f3cf1d94b58c0ceeddad4dc",
+        "da7b4d22740a2322b76993fea223eaf3693520b0889d0fbd9b198d0be19d4f24",
     "intlabel-fig14":
         "20e96308596ef2c08933dbb8c56227cb7144cd5c03d0f16c6bef1784a98b91ad",
     "intlabel-fig17":

@@ -36,6 +36,10 @@ HERE = Path(__file__).resolve().parent
 JUSTIFIED = {
     ("experiments/intcollector/cpu_figures.py", "polyfit"):
         "fits C = a R + b to measured CPU seconds, which differ from run to run anyway",
+    ("experiments/intlabel/collector_cost.py", "linalg"):
+        "fits the live collector's measured busy seconds, which differ from run to run",
+    ("experiments/intlabel/collector_cost.py", "@"):
+        "the residuals of that fit (its R^2), of the same measured seconds",
 }
 """(file, call) uses of a CPU-dependent numpy routine that stay, and why."""
 

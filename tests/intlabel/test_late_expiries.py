@@ -70,9 +70,11 @@ def test_lags_follow_the_cut_exponential() -> None:
     assert expiry_lag(mean, seed=7)() == lags[0]    # one stream per seed
 
 
-def test_the_expiry_lag_is_off_by_default_and_never_negative() -> None:
-    assert RunConfig().expiry_lag_mean_s() == 0.0
-    assert RunConfig(expiry_lag_ms=16.7).expiry_lag_mean_s() == pytest.approx(0.0167)
+def test_the_expiry_lag_defaults_to_the_measured_one_and_is_never_negative() -> None:
+    from orchestration.systems.intlabel.config import EXPIRY_LAG_MS
+
+    assert RunConfig().expiry_lag_mean_s() == pytest.approx(EXPIRY_LAG_MS * 1e-3)
+    assert RunConfig(expiry_lag_ms=0.0).expiry_lag_mean_s() == 0.0
     with pytest.raises(RunConfigError, match="expiry_lag_ms"):
         RunConfig(expiry_lag_ms=-1.0)
 

@@ -15,17 +15,28 @@ from typing import Any
 from common.errors import IntbedError
 from common.seeds import derive_seed
 from controller.intlabel import IntLabelConfig, SpecificFlow
+from orchestration.systems.intlabel.collector_time import CollectorCost
 from topologies.model import Topology
 
 ARRIVALS = ("constant", "poisson", "onoff")  # traffic.schedules' arrival processes
-# Microseconds per report frame of intbed's collector with Redis stores, timed
-# on the mininet target (docs/measurements/intlabel-collector/collector_cost.yaml:
-# 1,563 frames, 1.87 s busy, at T = 50 and 100 ms with Pro's flag).
+# The collector's time on targets in virtual time ("measured", the default):
+# microseconds per INT item while the traffic runs and after it, and per
+# change of S made meanwhile, fitted by least squares to the 630 batches the
+# live collector handled in six runs of Pro's flag at T = T_i = 100 ms
+# (docs/measurements/intlabel-collector/measured_model.yaml, R^2 0.95;
+# made by experiments.intlabel.collector_cost --repeat 3).
+COLLECTOR_ITEM_US = 284.2
+COLLECTOR_ITEM_IDLE_US = 57.1
+COLLECTOR_CHANGE_US = 3059.5
+# The earlier model ("per-frame"): microseconds per report frame of the same
+# collector, timed on the mininet target (docs/measurements/intlabel-collector/
+# collector_cost.yaml: 1,563 frames, 1.87 s busy, at T = 50 and 100 ms).
 COLLECTOR_COST_US = 1199.5
+COLLECTOR_MODELS = ("measured", "per-frame", "free")
 # Milliseconds from an aging key's deadline to its expiry reaching the Pro
 # loop through the mininet target's Redis store: the mean of 3,504 expiries
 # in the 54 Pro runs of Fig. 12's cross-check (docs/measurements/
-# intlabel-collector/README.md, "Expiry lag"); pass it as ``expiry_lag_ms``.
+# intlabel-collector/README.md, "Expiry lag"): ``expiry_lag_ms``'s default.
 # None comes later than the store's backstop, a sweep every 50 ms of
 # members 50 ms overdue.
 EXPIRY_LAG_MS = 16.7
@@ -47,16 +58,20 @@ class RunConfig(IntLabelConfig):
     ``set_queue_depth``, to induce loss); ``link_loss`` is the loss
     probability of every switch-to-switch link, or of ``lossy_links`` (pairs
     of node names) when given. ``report_delay_us`` is the one-way delay from
-    every switch to the collector. ``collector_cost_us``: the collector's
-    own time per report frame (parsing it, the database's and the aging
-    store's updates, Pro's reaction) on targets in virtual time, where it
-    is a single server that reports queue for; None: ``COLLECTOR_COST_US``,
-    intbed's collector on Redis timed on the mininet target; 0: free. Live
+    every switch to the collector. ``collector_model`` is the collector's own time on
+    targets in virtual time, where it is a single server that reports queue
+    for (``collector_time``): "measured" charges ``COLLECTOR_ITEM_US`` per
+    INT item while the traffic runs, ``COLLECTOR_ITEM_IDLE_US`` after it and
+    ``COLLECTOR_CHANGE_US`` per change of S, as intbed's collector on Redis
+    spends on the mininet target; "per-frame" charges ``collector_cost_us``
+    per report frame (None: ``COLLECTOR_COST_US``); "free" nothing. Live
     targets pay their real time. ``expiry_lag_ms``: the mean lag of the
     aging store's expiries on targets in virtual time, each drawn from an
-    exponential of that mean, at most ``EXPIRY_LAG_MAX_MS``; 0 (the
-    default): on the deadline; ``EXPIRY_LAG_MS``: as measured on the
-    mininet target. ``topology_params`` are the topology
+    exponential of that mean, at most ``EXPIRY_LAG_MAX_MS``; default
+    ``EXPIRY_LAG_MS``, as measured on the mininet target (Redis reports a
+    key's expiry when it deletes the key, which can be later than its
+    deadline, and Pro's aging database is Redis in the paper too); 0: on
+    the deadline. ``topology_params`` are the topology
     generator's (``(("k", 6),)`` for a 6-ary fat-tree). Where the run happens (target, seed,
     live options) is not part of it: ``run_intlabel`` takes a ``RunEnv``.
     """
@@ -78,17 +93,24 @@ class RunConfig(IntLabelConfig):
     lossy_links: tuple[tuple[str, str], ...] = ()
     report_delay_us: float = 100.0
     arrivals: str = "constant"
+    collector_model: str = "measured"
     collector_cost_us: float | None = None
-    expiry_lag_ms: float = 0.0
+    expiry_lag_ms: float = EXPIRY_LAG_MS
 
     def __post_init__(self) -> None:
         super().__post_init__()  # INT-label's own parameters
         self._validate_run()
 
-    def collector_cost_s(self) -> float:
-        """The collector's seconds per report frame in virtual time."""
-        us = COLLECTOR_COST_US if self.collector_cost_us is None else self.collector_cost_us
-        return us * 1e-6
+    def collector_cost(self) -> CollectorCost:
+        """What the collector's work costs in virtual time."""
+        if self.collector_model == "free":
+            return CollectorCost()
+        if self.collector_model == "per-frame":
+            us = COLLECTOR_COST_US if self.collector_cost_us is None else self.collector_cost_us
+            return CollectorCost(frame_s=us * 1e-6)
+        return CollectorCost(item_s=COLLECTOR_ITEM_US * 1e-6,
+                             item_idle_s=COLLECTOR_ITEM_IDLE_US * 1e-6,
+                             change_s=COLLECTOR_CHANGE_US * 1e-6)
 
     def expiry_lag_mean_s(self) -> float:
         """The mean of the aging store's expiry lag in virtual time."""
@@ -147,8 +169,15 @@ class RunConfig(IntLabelConfig):
             fail(f"duration_s must be positive, not {self.duration_s}")
         if not self.rate_bps > 0:
             fail(f"rate_bps must be positive, not {self.rate_bps}")
-        if self.collector_cost_us is not None and not self.collector_cost_us >= 0:
-            fail(f"collector_cost_us must not be negative, not {self.collector_cost_us}")
+        if self.collector_model not in COLLECTOR_MODELS:
+            fail(f"collector_model must be one of {', '.join(COLLECTOR_MODELS)}, "
+                 f"not {self.collector_model!r}")
+        if self.collector_cost_us is not None:
+            if not self.collector_cost_us >= 0:
+                fail(f"collector_cost_us must not be negative, not {self.collector_cost_us}")
+            if self.collector_model != "per-frame":
+                fail("collector_cost_us is the per-frame model's price: give it with "
+                     "collector_model='per-frame'")
         if not self.expiry_lag_ms >= 0:
             fail(f"expiry_lag_ms must not be negative, not {self.expiry_lag_ms}")
         if self.packet_size < 64:

@@ -22,6 +22,7 @@ import random
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from common.errors import IntbedError
@@ -34,6 +35,7 @@ from orchestration.network import (
     Network,
     RunEnv,
 )
+from orchestration.systems.intlabel.collector_time import CollectorServer
 from orchestration.systems.intlabel.config import (
     EXPIRY_LAG_MAX_MS,
     RunConfig,
@@ -57,6 +59,24 @@ REACTION_TOLERANCE_S = 0.002
 Inspect = Callable[[Network, Any, RunConfig], dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class CollectorBatch:
+    """One batch of report frames the collector handled: its frames and INT
+    items, the changes of S Pro made while it was handled, the collector's
+    busy (wall) seconds, how long its oldest frame had waited, and when it
+    was handled, in seconds after the traffic's end (negative during it)."""
+
+    frames: int
+    items: int
+    changes: int
+    busy_s: float
+    wait_s: float
+    after_traffic_s: float
+
+
+OnBatch = Callable[[CollectorBatch], None]
+
+
 def run_label(cfg: RunConfig, seed: int = 0) -> str:
     """A short name for the run (live targets name its directory after it)."""
     pro = f"-pro-{cfg.pro_style}" if cfg.pro else ""
@@ -67,7 +87,8 @@ def run_label(cfg: RunConfig, seed: int = 0) -> str:
 
 def run_intlabel(cfg: RunConfig, env: RunEnv | None = None, *,
                  inspect: Inspect | None = None, stores: IntLabelStores | None = None,
-                 on_running: Callable[[Network], None] | None = None) -> RunMetrics:
+                 on_running: Callable[[Network], None] | None = None,
+                 on_batch: OnBatch | None = None) -> RunMetrics:
     """Build, configure, run and measure one run of ``cfg`` where ``env``
     says (target, seed, and a live target's ``LiveOptions``: its run
     directory and Redis; the sim and seed 0 without).
@@ -75,13 +96,14 @@ def run_intlabel(cfg: RunConfig, env: RunEnv | None = None, *,
     ``inspect(net, topo, cfg)`` runs on the finished network; what it returns
     lands in ``RunMetrics.extra``. ``stores`` overrides the stores the
     network offers; ``on_running(net)`` is called once the traffic has
-    started."""
+    started; ``on_batch`` gets every batch the collector handles, timed
+    (how the collector's cost is measured: experiments.intlabel.collector_cost)."""
     env = env or RunEnv()
     topo = run_topology(cfg)
     net = env.open(topo, PROGRAM, label=run_label(cfg, env.seed))
     with ExitStack() as stack:
         stack.callback(net.stop)
-        return _Run(cfg, env, net, stack, stores).execute(inspect, on_running)
+        return _Run(cfg, env, net, stack, stores, on_batch).execute(inspect, on_running)
     raise AssertionError("unreachable")  # pragma: no cover - ExitStack re-raises
 
 
@@ -89,8 +111,10 @@ class _Run:
     """The pieces of one run, so that teardown and metrics can see them all."""
 
     def __init__(self, cfg: RunConfig, env: RunEnv, net: Network, stack: ExitStack,
-                 stores: IntLabelStores | None) -> None:
+                 stores: IntLabelStores | None, on_batch: OnBatch | None = None) -> None:
         self.cfg = cfg
+        self.on_batch = on_batch
+        self.traffic_end_s = float("inf")
         self.env = env
         self.net = net
         self.stack = stack
@@ -102,6 +126,8 @@ class _Run:
         self.collector: Collector | None = None
         self.pro: ProLoop | None = None
         self.aging: Any = None
+        self.server: CollectorServer | None = None
+        self._times: list[float] = []
         self.t0 = 0.0
         self.build_s = 0.0
         self.wall_s = 0.0
@@ -127,10 +153,12 @@ class _Run:
         self.stack.callback(self.stores.close)
         db = self.stores.int_database()
         self.collector = Collector(db, clock, udp_port=cfg.udp_port, max_hop=cfg.max_hop)
-        handler = self._on_reports
-        cost_s = cfg.collector_cost_s()
-        if cost_s > 0 and self.env.target.models_timing:
-            handler = _single_server(clock, cost_s, handler)
+        handler: Callable[[list[tuple[bytes, float]]], None] = (
+            self._on_reports if self.on_batch is None else self._timed_reports)
+        cost = cfg.collector_cost()
+        if not cost.free and self.env.target.models_timing:
+            self.server = CollectorServer(clock, cost, handler, self._change_times)
+            handler = self.server
         net.attach_collector(handler, delay_us=cfg.report_delay_us)
         net.tap_transmitted(self.truth.tap)
         if cfg.pro:
@@ -152,6 +180,25 @@ class _Run:
             net.add_receiver(name, udp_ports=dports)
         self.build_s = time.perf_counter() - t_build
 
+    def _change_times(self) -> list[float]:
+        changes = self.pro.changes if self.pro is not None else []
+        if len(changes) != len(self._times):
+            self._times.extend(c.time_s for c in changes[len(self._times):])
+        return self._times
+
+    def _timed_reports(self, frames: list[tuple[bytes, float]]) -> None:
+        assert self.collector is not None and self.on_batch is not None
+        now = self.net.clock.now()
+        changes = len(self.pro.changes) if self.pro is not None else 0
+        items = self.collector.stats.items
+        t0 = time.perf_counter()
+        self._on_reports(frames)
+        busy = time.perf_counter() - t0
+        self.on_batch(CollectorBatch(
+            len(frames), self.collector.stats.items - items,
+            (len(self.pro.changes) if self.pro is not None else 0) - changes, busy,
+            now - min(t for _, t in frames), now - self.traffic_end_s))
+
     def _on_reports(self, frames: list[tuple[bytes, float]]) -> None:
         assert self.collector is not None
         reported = self.reported
@@ -167,6 +214,9 @@ class _Run:
             self.t0 = net.start_traffic()
             self.started = True
             traffic_s = cfg.traffic_duration_s()
+            self.traffic_end_s = self.t0 + traffic_s
+            if self.server is not None:
+                self.server.traffic_end_s = self.traffic_end_s
             if self.pro is not None:
                 # Pro adapts while traffic flows; afterwards every port looks starved.
                 _at(net.clock, self.t0, self.pro.start)
@@ -219,24 +269,6 @@ class _Run:
             pro_changes=[tuple(c) for c in changes], sim_time_s=counters.elapsed_s,
             events=counters.events, wall_time_s=self.wall_s or counters.elapsed_s,
             build_time_s=self.build_s, extra=extra, env=self.env.to_dict())
-
-
-def _single_server(clock: Any, cost_s: float,
-                   handler: Callable[[list[tuple[bytes, float]]], None]
-                   ) -> Callable[[list[tuple[bytes, float]]], None]:
-    """``handler`` as a collector that takes ``cost_s`` per frame and
-    handles one batch at a time, in arrival order: a batch is handed over
-    when the collector would have finished it, its frames keeping their
-    arrival stamps (as a live collector's capture times)."""
-    busy = [0.0]
-
-    def queued(frames: list[tuple[bytes, float]]) -> None:
-        now = clock.now()
-        done = max(now, busy[0]) + cost_s * len(frames)
-        busy[0] = done
-        clock.call_later(done - now, handler, frames)
-
-    return queued
 
 
 def expiry_lag(mean_s: float, seed: int) -> Callable[[], float]:

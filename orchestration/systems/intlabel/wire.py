@@ -51,13 +51,13 @@ def intlabel_wire(k: int, T_ms: float, *, rate_mbps: float = 2.0, duration_s: fl
                   env: RunEnv | None = None) -> WireBandwidth:
     """INT bytes per second of INT-label on ``fat_tree(k)``, every host a sender."""
     hosts = tuple(sorted(fat_tree(k).hosts, key=lambda h: int(h[1:])))
-    # A collector that keeps up (collector_cost_us=0): this counts bytes on the
+    # A collector that keeps up (collector_model="free"): this counts bytes on the
     # wire, and a fat-tree's reports come faster than intbed's live collector
     # handles them (about 830 frames/s, docs/measurements/intlabel-collector/).
     cfg = RunConfig(topology="fat-tree", topology_params=(("k", k),), senders=hosts,
                     rate_bps=rate_mbps * 1e6, packets=None, duration_s=duration_s,
                     T_ms=T_ms, Ti_ms=2 * T_ms, warmup_s=min(0.2, duration_s / 4),
-                    collector_cost_us=0.0)
+                    collector_model="free")
     m = run_intlabel(cfg, env)
     seconds = cfg.traffic_duration_s()
     return WireBandwidth("INT-label", k, T_ms, m.int_bytes / seconds, 0.0, m.mean_coverage,
