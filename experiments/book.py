@@ -56,6 +56,10 @@ class Entry:
     crosschecks: list[dict[str, Any]] = field(default_factory=list)
     stale_run: bool = False  # a paper-scale run is there, made by other code
     kept: bool = False  # from the book's index: its run is not in results/ here
+    digest: str = ""  # the experiment's code digest now
+    # Kept from the book's index although the experiment's code has changed
+    # since its run: shown, flagged, and left out of the totals until rerun.
+    stale_record: bool = False
 
     @property
     def run(self) -> bool:
@@ -99,26 +103,27 @@ def collect(results: Path = RESULTS_DIR, previous: dict[str, Any] | None = None
     out = []
     previous = previous or {}
     for name, exp in sorted(load_all().items(), key=lambda kv: natural_key(kv[0])):
-        entry = Entry(name, exp)
         digest = code_digest(exp)
+        entry = Entry(name, exp, digest=digest)
         path = run_dir(name, results)
         old = previous.get(name) or {}
-        record = old.get("record") if old.get("code") == digest else None
-        if finished(path):
-            if current(name, path):
-                entry.summary = json.loads((path / "summary.json").read_text())
-                entry.config = json.loads((path / "config.json").read_text())
-            else:
-                entry.stale_run = True
-        elif record and old.get("run"):
+        record = old.get("record") if old.get("run") else None
+        if finished(path) and current(name, path):
+            entry.summary = json.loads((path / "summary.json").read_text())
+            entry.config = json.loads((path / "config.json").read_text())
+        elif record:
+            # What the book recorded is never dropped: a record whose code
+            # has changed since stays, flagged, until its rerun replaces it.
             entry.summary = dict(record["summary"])
             entry.config = {"versions": {"commit": old.get("commit")},
                             **{k: old.get(k) for k in ("code", "machine", "started", "jobs")}}
             entry.kept = True
-        found = [c for c in _crosschecks(results, name) if c.get("code") == digest]
+            entry.stale_record = old.get("code") != digest
+        elif finished(path):
+            entry.stale_run = True
+        found = _crosschecks(results, name)
         kept = [c for c in old.get("crosschecks", [])
-                if c.get("code") == digest
-                and not (results / "crosscheck" / _folder(name, c)).exists()]
+                if not (results / "crosscheck" / _folder(name, c)).exists()]
         entry.crosschecks = sorted([*found, *kept],
                                    key=lambda c: natural_key(_folder(name, c)))
         out.append(entry)
@@ -193,7 +198,8 @@ def write(results: Path = RESULTS_DIR, book: Path = BOOK, figures: Path = FIGURE
 
 
 def render(entries: list[Entry], figures: str) -> str:
-    ran = [e for e in entries if e.run]
+    ran = [e for e in entries if e.run and not e.stale_record]
+    stale = [e.name for e in entries if e.stale_record]
     lines = ["# Results book", "",
              "Every experiment of `intbed list`, run at the paper's defaults (the full sweep, "
              "every repetition) by `intbed reproduce --all` on the machine named with each "
@@ -202,6 +208,10 @@ def render(entries: list[Entry], figures: str) -> str:
              "interval over the repetitions where it has them, a verdict and, where the two "
              "differ, the cause with its evidence.", "", f"**Verdicts.** {RULE}", "",
              f"{len(ran)} of {len(entries)} experiments have a paper-scale run here."]
+    if stale:
+        lines += ["", f"**Stale:** {len(stale)} more ({', '.join(stale)}) were run by code "
+                  "that has changed since; their numbers are shown, flagged, and left out of "
+                  "the totals until `intbed reproduce` runs them again."]
     total: Counter[str] = Counter()
     for e in ran:
         total += e.verdicts()
@@ -215,7 +225,7 @@ def render(entries: list[Entry], figures: str) -> str:
                          " | ".join("" for _ in VERDICTS) + " | | |")
             continue
         c = e.verdicts()
-        commit = (e.index()["commit"] or "?")[:10]
+        commit = (e.index()["commit"] or "?")[:10] + ("` (stale) `" if e.stale_record else "")
         lines.append(f"| [{e.name}](#{e.name}) | {sum(c.values())} | " +
                      " | ".join(str(c[v]) for v in VERDICTS) +
                      f" | {_duration(e.summary.get('wall_s') if e.summary else None)} "
@@ -240,6 +250,10 @@ def _entry(e: Entry, figures: str) -> list[str]:
     out = [f"Run: commit `{(info['commit'] or '?')[:12]}`, started {info.get('started')}, "
            f"{_duration(info.get('wall_s'))} wall with {info.get('jobs')} job(s) on "
            f"{m.get('cores', '?')} cores ({m.get('cpu', 'unknown CPU')}).", ""]
+    if e.stale_record:
+        out += [f"**Stale:** this run was made by the experiment's code as it was then "
+                f"(digest {info.get('code')}; {e.digest} now). `intbed reproduce {e.name}` "
+                "runs it again and replaces these numbers.", ""]
     if e.figure:
         out += [f"![{e.name}]({figures}/{e.figure})", ""]
     out += [f"*Reading:* {e.reading()}", "",
@@ -267,11 +281,15 @@ def _crosscheck_lines(e: Entry) -> list[str]:
         scale = "quick runs" if c.get("quick") else "paper-scale runs"
         verdict = "every headline agrees" if c.get("agree") else "headlines disagree"
         sets = "".join(f" --set {k}={_setting(v)}" for k, v in (c.get("settings") or {}).items())
+        stale = (f" **Stale:** made by the experiment's code as it was then (digest "
+                 f"{c.get('code')}; {e.digest} now); `intbed crosscheck {e.name}"
+                 f"{' --quick' if c.get('quick') else ''}{sets}` makes it again."
+                 if c.get("code") != e.digest else "")
         out += [f"**Cross-target check** (`intbed crosscheck {e.name}"
                 f"{' --quick' if c.get('quick') else ''}{sets}`, {scale}, "
                 f"seeds 0-{c['seeds'] - 1}): "
                 f"{verdict}. A headline agrees when the difference of the means is within "
-                "Welch's 95 % interval of the seeds' spread.", "",
+                f"Welch's 95 % interval of the seeds' spread.{stale}", "",
                 f"| headline | {a} | {b} | difference | tolerance | agrees |",
                 "| --- | --- | --- | --- | --- | --- |"]
         for r in c["agreements"]:

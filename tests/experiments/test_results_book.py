@@ -100,18 +100,21 @@ def _fake_crosscheck(results: Path, name: str, code: str, folder: str | None = N
 def test_a_crosscheck_is_in_the_book_and_goes_stale_with_its_code(tmp_path: Path) -> None:
     results = tmp_path / "results"
     _fake_crosscheck(results, NAME, code_digest(get(NAME)))
-    _fake_crosscheck(results, "pint-cc", "0" * 16)  # by other code: left out
+    _fake_crosscheck(results, "pint-cc", "0" * 16)  # by other code: shown, flagged
     book.write(results, tmp_path / "results.md", tmp_path / "figs")
     text = (tmp_path / "results.md").read_text()
     assert "`intbed crosscheck pint-quantiles --quick`, quick runs, seeds 0-2): headlines " \
-           "disagree" in text
+           "disagree. A headline agrees when the difference of the means is within Welch's " \
+           "95 % interval of the seeds' spread.\n" in text
     assert "| coverage | 0.99 | 0.97 | -0.02 | 0.01 | no |" in text
-    assert "intbed crosscheck pint-cc" not in text
+    assert (f"seeds' spread. **Stale:** made by the experiment's code as it was then (digest "
+            f"{'0' * 16}; {code_digest(get('pint-cc'))} now); `intbed crosscheck pint-cc "
+            "--quick` makes it again.") in text
     index = tmp_path / "figs" / book.INDEX_NAME
     data = json.loads(index.read_text())
     data["experiments"][NAME]["crosschecks"][0]["code"] = "0" * 16
     index.write_text(json.dumps(data))
-    assert list(book.stale(index)) == [f"{NAME} (crosscheck)"]
+    assert set(book.stale(index)) == {f"{NAME} (crosscheck)", "pint-cc (crosscheck)"}
 
 
 def test_resume_keeps_a_finished_run_and_runs_nothing(tmp_path: Path) -> None:
@@ -178,16 +181,25 @@ def test_rewriting_the_book_keeps_entries_whose_runs_are_elsewhere(tmp_path: Pat
     entries = book.write(tmp_path / "elsewhere", target, figs)
     assert target.read_text() == first
     assert [e.name for e in entries if e.kept] == [NAME]
-    # An entry whose code has changed since is not kept.
+    # An entry whose code has changed since is kept, flagged and left out of
+    # the totals, and the book stays stale until it is run again.
     data = json.loads((figs / book.INDEX_NAME).read_text())
     data["experiments"][NAME]["code"] = "0" * 16
     data["experiments"][NAME]["crosschecks"][0]["code"] = "0" * 16
     (figs / book.INDEX_NAME).write_text(json.dumps(data))
     entries = book.write(tmp_path / "elsewhere", target, figs)
-    assert not any(e.run for e in entries)
-    assert "intbed crosscheck pint-quantiles" not in target.read_text()
-    assert "Not run at paper scale at this commit: `intbed reproduce pint-quantiles`" in \
-        target.read_text()
+    text = target.read_text()
+    assert [e.name for e in entries if e.stale_record] == [NAME]
+    assert f"0 of {len(entries)} experiments have a paper-scale run here." in text
+    assert f"**Stale:** 1 more ({NAME}) were run by code that has changed since" in text
+    assert "| a matched value | 10 % | 10.5 % | ± 0.3 | reproduced |" in text
+    assert "intbed crosscheck pint-quantiles --quick` makes it again." in text
+    assert set(book.stale(figs / book.INDEX_NAME)) == {NAME, f"{NAME} (crosscheck)"}
+    # Its run and cross-check by the code as it is (in results/) replace it.
+    entries = book.write(results, target, figs)
+    assert not any(e.stale_record for e in entries)
+    assert "**Stale:**" not in target.read_text()
+    assert book.stale(figs / book.INDEX_NAME) == {}
 
 
 def test_a_crosscheck_with_its_own_settings_says_them_and_its_finding(
