@@ -281,12 +281,11 @@ def _crosscheck_lines(e: Entry) -> list[str]:
         scale = "quick runs" if c.get("quick") else "paper-scale runs"
         verdict = "every headline agrees" if c.get("agree") else "headlines disagree"
         sets = "".join(f" --set {k}={_setting(v)}" for k, v in (c.get("settings") or {}).items())
+        command = f"intbed crosscheck {e.name}{' --quick' if c.get('quick') else ''}{sets}"
         stale = (f" **Stale:** made by the experiment's code as it was then (digest "
-                 f"{c.get('code')}; {e.digest} now); `intbed crosscheck {e.name}"
-                 f"{' --quick' if c.get('quick') else ''}{sets}` makes it again."
+                 f"{c.get('code')}; {e.digest} now); `{command}` makes it again."
                  if c.get("code") != e.digest else "")
-        out += [f"**Cross-target check** (`intbed crosscheck {e.name}"
-                f"{' --quick' if c.get('quick') else ''}{sets}`, {scale}, "
+        out += [f"**Cross-target check** (`{command}`, {scale}, "
                 f"seeds 0-{c['seeds'] - 1}): "
                 f"{verdict}. A headline agrees when the difference of the means is within "
                 f"Welch's 95 % interval of the seeds' spread.{stale}", "",

@@ -9,6 +9,7 @@ import pytest
 from intlabel_frames import item_bytes, report_frame
 
 from common.clock import VirtualClock
+from controller.intlabel import ShiftChange
 from orchestration.systems.intlabel.collector_time import (
     CollectorCost,
     CollectorServer,
@@ -29,6 +30,10 @@ def frame(n: int) -> bytes:
     items = [item_bytes(i + 1, 1, 2, 10 * i, 10 * i + 5, 3, 0, 0, bottom=i == n - 1)
              for i in range(n)]
     return report_frame(items, max_hop=8)
+
+
+def write(t: float) -> ShiftChange:
+    return ShiftChange(t, "s1", 1, 0)
 
 
 def recorder(clock: VirtualClock) -> tuple[list[tuple[float, list[float]]], object]:
@@ -72,14 +77,14 @@ def test_items_cost_more_while_the_traffic_runs() -> None:
 def test_changes_of_s_keep_the_collector_busy() -> None:
     clock = VirtualClock()
     seen, handler = recorder(clock)
-    changes: list[float] = []
+    changes: list[ShiftChange] = []
     server = CollectorServer(clock, CollectorCost(item_s=1e-3, change_s=0.01), handler,
                              lambda: changes)
-    changes.extend([0.0, 0.002])                 # two writes: busy 0-10 ms, 10-20 ms
+    changes.extend([write(0.0), write(0.002)])   # two writes: busy 0-10 ms, 10-20 ms
     clock.advance_to(0.004)
     server([(frame(1), 0.004)])                  # starts when they are done
     clock.advance_to(0.05)
-    changes.append(0.05)                         # an idle collector's write: until 60 ms
+    changes.append(write(0.05))                  # an idle collector's write: until 60 ms
     clock.advance_to(0.055)
     server([(frame(2), 0.055)])
     clock.advance_to(0.2)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from controller.intlabel import ShiftChange
 from sinks.intlabel.report import ITEM_BYTES, REPORT_FIXED_BYTES
 
 Frames = list[tuple[bytes, float]]
@@ -49,14 +50,14 @@ def report_items(frame: bytes) -> int:
 class CollectorServer:
     """``handler`` behind a single server that charges ``cost``.
 
-    ``changes`` lists the times of Pro's changes of S so far (in order);
-    each keeps the server busy for ``cost.change_s`` from when it was made
+    ``changes`` gives Pro's changes of S so far (``ProLoop.changes``, in
+    order); each keeps the server busy for ``cost.change_s`` from when it was made
     or from when the server is next free. ``traffic_end_s`` (set once the
     traffic's start is known) divides loaded from idle item prices. Frames
     keep their arrival stamps, as a live collector's capture times."""
 
     def __init__(self, clock: Any, cost: CollectorCost, handler: Callable[[Frames], None],
-                 changes: Callable[[], Sequence[float]] = tuple) -> None:
+                 changes: Callable[[], Sequence[ShiftChange]] = tuple) -> None:
         self.clock = clock
         self.cost = cost
         self.handler = handler
@@ -74,12 +75,12 @@ class CollectorServer:
             self._start()
 
     def _charge_changes(self) -> None:
-        times = self.changes()
+        changes = self.changes()
         change_s = self.cost.change_s
-        for t in times[self._charged:]:
-            self.busy_until = max(self.busy_until, t) + change_s
+        for change in changes[self._charged:]:
+            self.busy_until = max(self.busy_until, change.time_s) + change_s
             self.busy_s += change_s
-        self._charged = len(times)
+        self._charged = len(changes)
 
     def _start(self) -> None:
         now = self.clock.now()

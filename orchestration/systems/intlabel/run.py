@@ -27,7 +27,7 @@ from typing import Any
 
 from common.errors import IntbedError
 from common.seeds import derive_seed
-from controller.intlabel import CollectorEndpoint, ProLoop, configure_switch
+from controller.intlabel import CollectorEndpoint, ProLoop, ShiftChange, configure_switch
 from orchestration.network import (
     COLLECTOR_IP,
     COLLECTOR_MAC,
@@ -127,7 +127,6 @@ class _Run:
         self.pro: ProLoop | None = None
         self.aging: Any = None
         self.server: CollectorServer | None = None
-        self._times: list[float] = []
         self.t0 = 0.0
         self.build_s = 0.0
         self.wall_s = 0.0
@@ -157,7 +156,7 @@ class _Run:
             self._on_reports if self.on_batch is None else self._timed_reports)
         cost = cfg.collector_cost()
         if not cost.free and self.env.target.models_timing:
-            self.server = CollectorServer(clock, cost, handler, self._change_times)
+            self.server = CollectorServer(clock, cost, handler, self._changes)
             handler = self.server
         net.attach_collector(handler, delay_us=cfg.report_delay_us)
         net.tap_transmitted(self.truth.tap)
@@ -180,23 +179,20 @@ class _Run:
             net.add_receiver(name, udp_ports=dports)
         self.build_s = time.perf_counter() - t_build
 
-    def _change_times(self) -> list[float]:
-        changes = self.pro.changes if self.pro is not None else []
-        if len(changes) != len(self._times):
-            self._times.extend(c.time_s for c in changes[len(self._times):])
-        return self._times
+    def _changes(self) -> list[ShiftChange]:
+        return self.pro.changes if self.pro is not None else []
 
     def _timed_reports(self, frames: list[tuple[bytes, float]]) -> None:
         assert self.collector is not None and self.on_batch is not None
         now = self.net.clock.now()
-        changes = len(self.pro.changes) if self.pro is not None else 0
+        changes = len(self._changes())
         items = self.collector.stats.items
         t0 = time.perf_counter()
         self._on_reports(frames)
         busy = time.perf_counter() - t0
         self.on_batch(CollectorBatch(
             len(frames), self.collector.stats.items - items,
-            (len(self.pro.changes) if self.pro is not None else 0) - changes, busy,
+            len(self._changes()) - changes, busy,
             now - min(t for _, t in frames), now - self.traffic_end_s))
 
     def _on_reports(self, frames: list[tuple[bytes, float]]) -> None:
