@@ -17,13 +17,14 @@ from controller.intlabel.config import (
     SpecificFlow,
     configure_switch,
 )
-from controller.intlabel.pro import ProLoop, ShiftChange
+from controller.intlabel.pro import ProLoop, ProPass, ShiftChange
 
 __all__ = [
     "CollectorEndpoint",
     "IntLabelConfig",
     "IntLabelConfigError",
     "ProLoop",
+    "ProPass",
     "ShiftChange",
     "SpecificFlow",
     "configure_switch",

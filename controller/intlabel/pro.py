@@ -79,6 +79,17 @@ class ShiftChange(NamedTuple):
     shift: int
 
 
+class ProPass(NamedTuple):
+    """One pass of the ``shift`` loop: when it began and ended (controller
+    clock; the same instant in virtual time), the ports whose aging key it
+    read, and the changes of S it made."""
+
+    start_s: float
+    end_s: float
+    checked: int
+    changes: int
+
+
 def shift_steps(T_us: int) -> list[int]:
     """The values S takes in the ``shift`` style, lowest first."""
     return list(range(max(T_us.bit_length(), 1))) + [LABEL_ALL_SHIFT]
@@ -133,6 +144,7 @@ class ProLoop:
         self._ports: dict[Key, _Port] = {}
         self._by_store_key: dict[Hashable, tuple[_Port, bool]] = {}
         self.changes: list[ShiftChange] = []
+        self.passes: list[ProPass] = []
         self.write_errors = 0
         self.running = False
 
@@ -186,9 +198,12 @@ class ProLoop:
         due = self.timeout_s - EPSILON_S
         top = len(self.steps) - 1
         exists = self.store.exists
+        made = len(self.changes)
+        checked = 0
         for p in self._ports.values():
             if now - p.lrt < due:
                 continue
+            checked += 1
             if not exists(p.key):
                 if p.step < top:
                     p.step += 1
@@ -198,6 +213,7 @@ class ProLoop:
                 p.step -= 1
                 p.lrt = now
                 self._write(p, now)
+        self.passes.append(ProPass(now, self.clock.now(), checked, len(self.changes) - made))
         self.clock.call_later(self.check_s, self._tick)
 
     def _on_expire(self, key: Hashable) -> None:

@@ -118,6 +118,55 @@ def test_explicit_ports_are_watched_from_the_start() -> None:
     assert pro.watched() == [("s1", 3)]
 
 
+def test_passes_record_the_ports_read_and_the_changes_made() -> None:
+    sim, db, pro, _ = setup(ports=[("s1", 3), ("s1", 4)])
+    feed(sim, db, 7, 3, grid(0.01, 1.0, 0.02))  # port 3 updated throughout; 4 never
+    sim.run(420_000_000)
+    # Checks every T from T on; a port is read once k T has passed since its
+    # last change: both from 2 T (armed at 0), port 4 then after each raise.
+    got = [(round(p.start_s, 6), p.checked, p.changes) for p in pro.passes]
+    assert got == [(0.05, 0, 0), (0.1, 2, 1), (0.15, 1, 0), (0.2, 2, 1), (0.25, 1, 0),
+                   (0.3, 2, 1), (0.35, 1, 0), (0.4, 2, 1)]
+    assert sum(p.changes for p in pro.passes) == len(pro.changes)
+    assert all(p.end_s == p.start_s for p in pro.passes)  # virtual time stands still
+
+
+def test_a_pass_ends_when_its_writes_are_done() -> None:
+    """On a wall clock a pass lasts as long as its writes: what the live
+    loop's period stretches by."""
+
+    class SteppingClock:
+        def __init__(self) -> None:
+            self.t = 0.0
+            self.pending: list[tuple[float, Any]] = []
+
+        def now(self) -> float:
+            return self.t
+
+        def call_later(self, delay_s: float, fn: Any, *args: Any) -> None:
+            self.pending.append((self.t + delay_s, lambda: fn(*args)))
+
+    clock = SteppingClock()
+
+    class SlowTable(FakeShiftTable):
+        def modify(self, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
+            clock.t += 0.003
+            return super().modify(match, action, params, priority)
+
+    client = FakeClient(device_id=7)
+    client.tables = {SHIFT_TABLE: SlowTable(client)}
+    db = MemoryIntDatabase()
+    pro = ProLoop({"s1": client}, db, MemoryAgingStore(clock), clock, T_s=T, k=0.5,
+                  ports=[("s1", 1), ("s1", 2)])
+    pro.start()
+    clock.t, tick = clock.pending.pop()
+    tick()
+    (p,) = pro.passes
+    assert (p.checked, p.changes) == (2, 2)
+    assert p.end_s - p.start_s == pytest.approx(0.006)
+    assert clock.pending[-1][0] == pytest.approx(p.end_s + T)  # the next pass: T after
+
+
 def test_missing_entry_falls_back_to_insert() -> None:
     sim = Simulator()
     db = MemoryIntDatabase()

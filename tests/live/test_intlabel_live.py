@@ -142,6 +142,14 @@ def test_fig12_quick_on_mininet_gives_the_sims_coverage(clean: None, tmp_path: P
         assert sorted(p.name for p in (run / "traffic").glob("*.sent.csv")) == [
             "h1.sent.csv", "h8.sent.csv"]
         assert len(list((run / "traffic").glob("*.recv.csv"))) == 8
+    # Algorithm 3's run times its loop's passes on the wall clock: each
+    # pass's changes are the run's, and the next pass starts T after its end.
+    shift = json.loads((runs[2] / "metrics.json").read_text())
+    passes = shift["extra"]["pro_passes_start_s_ms_checked_changes"]
+    assert sum(p[3] for p in passes) == len(shift["pro_changes"])
+    assert all(p[1] >= 0 and p[2] >= 0 for p in passes)
+    starts = [p[0] for p in passes]
+    assert all(b - a >= 0.0999 for a, b in zip(starts, starts[1:]))  # T after the last end
     m = json.loads((runs[4] / "metrics.json").read_text())
     rates = {k: round(v["rx_pps"]) for k, v in m["extra"]["switch_rates"].items()}
     print(f"Pro run: {m['reports']} reports, switch rx rates (packets/s): {rates}, "

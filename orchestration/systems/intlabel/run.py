@@ -251,6 +251,11 @@ class _Run:
                     for t, k, ok in self.collector.db.arrivals()]
         changes = [(c.time_s - t0, c.switch, c.port, c.shift)
                    for c in (self.pro.changes if self.pro else [])]
+        if self.pro is not None and self.pro.passes and not self.env.target.models_timing:
+            # What each pass of Pro's loop took on the wall clock (virtual time: nothing).
+            extra["pro_passes_start_s_ms_checked_changes"] = [
+                [round(p.start_s - t0, 4), round((p.end_s - p.start_s) * 1e3, 3), p.checked,
+                 p.changes] for p in self.pro.passes]
         stats = getattr(self.aging, "stats", None)
         if stats is not None:  # stores that measure their expiry lag (Redis)
             extra["redis_expiry"] = {"lag": stats.lag_summary(), "events": stats.events,
