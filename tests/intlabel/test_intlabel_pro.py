@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from common.clock import VirtualClock
 from controller.intlabel.config import PROTOTYPE_RESTORE_FACTOR, SHIFT_TABLE
 from controller.intlabel.pro import LABEL_ALL_SHIFT, ProLoop, shift_steps
 from controller.p4rt.errors import P4RuntimeError
@@ -132,21 +133,10 @@ def test_passes_record_the_ports_read_and_the_changes_made() -> None:
 
 
 def test_a_pass_ends_when_its_writes_are_done() -> None:
-    """On a wall clock a pass lasts as long as its writes: what the live
-    loop's period stretches by."""
-
-    class SteppingClock:
-        def __init__(self) -> None:
-            self.t = 0.0
-            self.pending: list[tuple[float, Any]] = []
-
-        def now(self) -> float:
-            return self.t
-
-        def call_later(self, delay_s: float, fn: Any, *args: Any) -> None:
-            self.pending.append((self.t + delay_s, lambda: fn(*args)))
-
-    clock = SteppingClock()
+    """On a clock that moves while the pass writes (as a wall clock does,
+    here each write moves it 3 ms) a pass lasts as long as its writes: what
+    the live loop's period stretches by."""
+    clock = VirtualClock()
 
     class SlowTable(FakeShiftTable):
         def modify(self, match, action, params=None, priority=None):  # type: ignore[no-untyped-def]
@@ -159,12 +149,11 @@ def test_a_pass_ends_when_its_writes_are_done() -> None:
     pro = ProLoop({"s1": client}, db, MemoryAgingStore(clock), clock, T_s=T, k=0.5,
                   ports=[("s1", 1), ("s1", 2)])
     pro.start()
-    clock.t, tick = clock.pending.pop()
-    tick()
+    clock.advance_to(T)  # the first pass, both keys expired by then
     (p,) = pro.passes
     assert (p.checked, p.changes) == (2, 2)
     assert p.end_s - p.start_s == pytest.approx(0.006)
-    assert clock.pending[-1][0] == pytest.approx(p.end_s + T)  # the next pass: T after
+    assert clock.next_due() == pytest.approx(p.end_s + T)  # the next pass: T after
 
 
 def test_missing_entry_falls_back_to_insert() -> None:
