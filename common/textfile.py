@@ -35,3 +35,22 @@ def read_text(path: str | Path, what: str, error: type[IntbedError] = IntbedErro
         reason = exc.strerror or str(exc)
         raise error(f"cannot read {what}: {reason}", Loc(str(path), 0)) from None
     return decode_text(data, str(path), what, error)
+
+
+def read_yaml_mapping(path: str | Path, what: str, keys: str,
+                      error: type[IntbedError] = IntbedError) -> dict:
+    """The mapping a YAML file (a ``what``, e.g. "switch profile") holds;
+    ``error`` naming the file, and the line where the YAML breaks, or the
+    ``keys`` it should have when it holds something else."""
+    import yaml
+
+    text = read_text(path, what, error)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise error(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: a {what} is a mapping ({keys})")
+    return data

@@ -76,8 +76,9 @@ class Entry:
         return f"{self.exp.title}: of {total} headline(s), {', '.join(parts)}."
 
     def index(self) -> dict[str, Any]:
-        checks = [{k: c.get(k) for k in ("targets", "seeds", "quick", "agree", "code",
-                                         "folder", "settings", "agreements")}
+        checks = [{**{k: c.get(k) for k in ("targets", "seeds", "quick", "agree", "code",
+                                            "folder", "settings", "agreements")},
+                   **{k: c[k] for k in ("switch_model", "collector_profile") if c.get(k)}}
                   for c in self.crosschecks]
         if not self.run:
             return {"run": False, **({"crosschecks": checks} if checks else {})}
@@ -281,6 +282,12 @@ def _crosscheck_lines(e: Entry) -> list[str]:
         scale = "quick runs" if c.get("quick") else "paper-scale runs"
         verdict = "every headline agrees" if c.get("agree") else "headlines disagree"
         sets = "".join(f" --set {k}={_setting(v)}" for k, v in (c.get("settings") or {}).items())
+        for option in ("switch_model", "collector_profile"):
+            if c.get(option):
+                sets += f" --{option.replace('_', '-')} {c[option]}"
+        default_folder = f"{e.name}-quick" if c.get("quick") else e.name
+        if c.get("folder") and c["folder"] != default_folder:
+            sets += f" --out results/crosscheck/{c['folder']}"
         command = f"intbed crosscheck {e.name}{' --quick' if c.get('quick') else ''}{sets}"
         stale = (f" **Stale:** made by the experiment's code as it was then (digest "
                  f"{c.get('code')}; {e.digest} now); `{command}` makes it again."

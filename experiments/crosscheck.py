@@ -109,9 +109,12 @@ def headlines(path: Path) -> dict[str, tuple[float | None, str]]:
 
 def crosscheck(name: str, *, targets: tuple[Any, Any], seeds: int, quick: bool,
                out: Path, overrides: dict[str, Any] | None = None,
-               switch_model: str | None = None, force: bool = False,
+               switch_model: str | None = None, collector_profile: str | None = None,
+               force: bool = False, resume: bool = False,
                progress: Callable[[str], None] = lambda line: None) -> list[Agreement]:
-    """Run ``name`` on both ``targets`` for ``seeds`` seeds; compare."""
+    """Run ``name`` on both ``targets`` for ``seeds`` seeds; compare.
+    ``resume``: keep the runs in ``out`` that finished with the same
+    parameters (their points are not run again)."""
     if seeds < 2:
         raise ExperimentError("--seeds must be 2 or more: the tolerance comes from their spread")
     values: list[dict[str, list[float]]] = [{}, {}]
@@ -121,8 +124,10 @@ def crosscheck(name: str, *, targets: tuple[Any, Any], seeds: int, quick: bool,
             where = out / str(target) / f"seed{seed}"
             progress(f"{name} on {target}, seed {seed} -> {where}")
             path = run_experiment(name, overrides, seed=seed, quick=quick, out=where,
-                                  force=force, target=target,
-                                  switch_model=switch_model if target.models_timing else None)
+                                  force=force, resume=resume, target=target,
+                                  switch_model=switch_model if target.models_timing else None,
+                                  collector_profile=(collector_profile if target.models_timing
+                                                     else None))
             for headline, (value, unit) in headlines(path).items():
                 if value is not None and math.isfinite(value):
                     values[side].setdefault(headline, []).append(float(value))
@@ -135,6 +140,10 @@ def crosscheck(name: str, *, targets: tuple[Any, Any], seeds: int, quick: bool,
     report = {"experiment": name, "targets": [str(t) for t in targets], "seeds": seeds,
               "quick": quick, "agreements": [asdict(r) for r in results],
               "agree": all(r.agrees for r in results)}
+    if collector_profile is not None:
+        report["collector_profile"] = collector_profile
+    if switch_model is not None:
+        report["switch_model"] = switch_model
     out.mkdir(parents=True, exist_ok=True)
     (out / "crosscheck.json").write_text(json.dumps(report, indent=1) + "\n")
     return results

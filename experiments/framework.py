@@ -36,7 +36,8 @@ from orchestration.network import DEFAULT_TARGET, TARGETS, RunEnv, Target, get_t
 
 RESULTS_DIR = Path("results")
 POINTS_DIR = "points"  # the journal of finished points (experiments.sweep)
-RESUMED_KEYS = ("experiment", "params", "seed", "quick", "target", "switch_model")
+RESUMED_KEYS = ("experiment", "params", "seed", "quick", "target", "switch_model",
+                "collector_profile")
 
 
 class ExperimentError(IntbedError):
@@ -152,12 +153,14 @@ class Context:
     live: Any = None  # orchestration.live.LiveOptions on a live target
     cluster: str | None = None  # a Dask scheduler address or 'local:N'
     switch_model: str | None = None  # the sim's timing model (None: its default)
+    collector_profile: str | None = None  # whose collector the sim prices (None: default)
 
     @property
     def env(self) -> RunEnv:
-        """The run's target, seed, live options and switch model, as a
-        system's run takes them."""
-        return RunEnv(self.target, self.seed, self.live, self.switch_model)
+        """The run's target, seed, live options, switch model and collector
+        profile, as a system's run takes them."""
+        return RunEnv(self.target, self.seed, self.live, self.switch_model,
+                      self.collector_profile)
 
     def map(self, fn: Callable[[Any], Any], points: Sequence[Any], label: str = "points"
             ) -> list[Any]:
@@ -393,18 +396,23 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
                    force: bool = False, target: Target | str = "sim", redis: str | None = None,
                    progress: Callable[[str, int, int], None] | None = None,
                    cluster: str | None = None, resume: bool = False,
-                   switch_model: str | None = None) -> Path:
+                   switch_model: str | None = None,
+                   collector_profile: str | None = None) -> Path:
     """Run experiment ``name`` into its results directory. On a live
     ``target`` points run one at a time (their networks share interface
     names), each in ``<out>/live/NNN-...``, with the Redis at ``redis`` or
     a private ``redis-server``. ``cluster``: run the points on Dask
     (``experiments.sweep``). ``resume``: finish an interrupted run in its
     directory, reusing every point it finished. ``switch_model``: the sim
-    switches' timing model (a profile's name or path; None, the default)."""
+    switches' timing model (a profile's name or path; None, the default).
+    ``collector_profile``: whose collector the sim's runs price
+    (``orchestration.systems.intlabel.collector_profile``; None, the
+    default)."""
     exp = get(name)
     params = exp.resolve(overrides or {}, quick)
     target = get_target(target)
     model = _switch_model(target, switch_model, exp.switch_model)
+    profile = _collector_profile(target, collector_profile)
     if not exp.runs_on(target):
         raise ExperimentError(f"{name}: target '{target}' is not available for this "
                               f"experiment (targets: {', '.join(exp.targets)})")
@@ -428,6 +436,8 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
               "argv": sys.argv}
     if model is not None:
         config["switch_model"] = model.name
+    if profile is not None:
+        config["collector_profile"] = profile.name
     if cluster is not None:
         config["cluster"] = cluster
     if resume and path.exists() and any(path.iterdir()):
@@ -445,13 +455,16 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
         live = LiveOptions(results_dir=out_dir / "live", redis_url=redis)
     ctx = Context(params, seed, quick, max(1, jobs), out_dir,
                   progress or (lambda label, done, total: None), target, live, cluster,
-                  None if model is None else (switch_model or exp.switch_model))
+                  None if model is None else (switch_model or exp.switch_model),
+                  collector_profile)
     t0 = time.perf_counter()
     result = exp.compute(ctx)
     wall = time.perf_counter() - t0
     write_csv(out_dir / "metrics.csv", result.rows)
     _plot(exp, result, params, out_dir)
     where = f"; target {target}" + (f", switch model {model.name}" if model is not None else "")
+    if profile is not None:
+        where += f", collector profile {profile.name}"
     (out_dir / "summary.md").write_text(summary_markdown(exp, params, seed, quick, result, wall,
                                                          where))
     summary = {"experiment": name, "seed": seed, "quick": quick, "wall_s": round(wall, 3),
@@ -472,6 +485,19 @@ def _switch_model(target: Target, spec: str | None, default: str | None) -> Any:
     from dataplane.targets.sim.timing import load_model
 
     return load_model(spec or default)
+
+
+def _collector_profile(target: Target, spec: str | None) -> Any:
+    """The profile named (checked before anything is written); None where
+    none is named, or an error where the collector is real."""
+    if spec is None:
+        return None
+    if not target.models_timing:
+        raise ExperimentError(f"--collector-profile applies to the sim target; {target}'s "
+                              "collector takes the time it takes")
+    from orchestration.systems.intlabel.collector_profile import load_collector_profile
+
+    return load_collector_profile(spec)
 
 
 def _check_resumable(path: Path, config: dict[str, Any]) -> None:

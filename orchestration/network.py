@@ -312,6 +312,11 @@ class RunEnv:
     switch_model: str | None = None
     """The switches' timing model where the target models it (a profile's
     name or path, ``dataplane.targets.sim.timing``; None: the default)."""
+    collector_profile: str | None = None
+    """Whose collector time a system's run charges where the target models
+    it (INT-label's: a profile's name or path,
+    ``orchestration.systems.intlabel.collector_profile``; None: the
+    default). Live targets' collectors take the time they take."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "target", get_target(self.target))
@@ -323,6 +328,8 @@ class RunEnv:
             from dataplane.targets.sim.timing import load_model
 
             out["switch_model"] = load_model(self.switch_model).name
+            if self.collector_profile is not None:
+                out["collector_profile"] = self.collector_profile
         return out
 
     def open(self, topo: Topology, program: Any, **options: Any) -> Network:

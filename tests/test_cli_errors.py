@@ -152,3 +152,16 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> Non
     proc.stdout.close()
     _, err = proc.communicate(timeout=120)
     assert (proc.returncode, err) == (1, b"")
+
+
+def test_an_unknown_collector_profile_is_a_usage_error(tmp_path: Path) -> None:
+    code, out, err = run("run", "intlabel-fig12", "--quick", "--out", str(tmp_path / "r"),
+                         "--collector-profile", "sparc")
+    assert code == 2 and "Traceback" not in err
+    assert "unknown collector profile 'sparc'" in err and "amd-epyc, intel-xeon" in err
+    assert not (tmp_path / "r").exists()  # refused before anything is written
+    bad = tmp_path / "host.yaml"
+    bad.write_text("item_us: 1\n")
+    code, _, err = run("crosscheck", "intlabel-fig12", "--quick", "--collector-profile",
+                       str(bad))
+    assert code == 2 and f"{bad}: missing item_idle_us, change_us" in err

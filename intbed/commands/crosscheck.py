@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from intbed.commands.targets import TargetChoice, switch_model_option
+from intbed.commands.targets import TargetChoice, collector_profile_option, switch_model_option
 from orchestration.network import Target
 
 
@@ -24,13 +24,22 @@ from orchestration.network import Target
               help="Where the runs and crosscheck.json go [default: "
                    "results/crosscheck/NAME[-quick]].")
 @click.option("--force", is_flag=True, help="Overwrite runs already in the directory.")
+@click.option("--resume", is_flag=True,
+              help="Keep the runs in the directory that finished with the same experiment, "
+                   "seed and parameters, and run only the rest (a live side kept, a sim "
+                   "side priced anew).")
 @switch_model_option
+@collector_profile_option
 def crosscheck(name: str, quick: bool, seeds: int, live: Target, settings: tuple[str, ...],
-               out: Path | None, force: bool, switch_model: str | None) -> None:
+               out: Path | None, force: bool, resume: bool, switch_model: str | None,
+               collector_profile: str | None) -> None:
     """Run experiment NAME on the sim and on a live target (as root) with the
     same seeds and parameters, and print per headline both means, their
     difference and whether it is within the 95 % interval the seeds'
     spread gives (Welch). Exit 0 when every headline agrees, 1 otherwise.
+    --switch-model and --collector-profile set the sim's side: a host's
+    collector profile makes the sim price the collector as that host's
+    live run spends.
     """
     from rich.console import Console
     from rich.table import Table
@@ -45,7 +54,8 @@ def crosscheck(name: str, quick: bool, seeds: int, live: Target, settings: tuple
         raise click.BadParameter(f"{live} is not a live target", param_hint="--against")
     where = out or RESULTS_DIR / "crosscheck" / f"{name}{'-quick' if quick else ''}"
     results = run(name, targets=(TARGETS["sim"], live), seeds=seeds, quick=quick, out=where,
-                  overrides=overrides, switch_model=switch_model, force=force,
+                  overrides=overrides, switch_model=switch_model,
+                  collector_profile=collector_profile, force=force, resume=resume,
                   progress=lambda line: click.echo(line, err=True))
     table = Table("headline", "sim", str(live), "difference", "tolerance", "agrees")
     for r in results:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from intbed.commands.p4opts import p4c_options
-from intbed.commands.targets import switch_model_option, target_option
+from intbed.commands.targets import collector_profile_option, switch_model_option, target_option
 from orchestration.network import Target
 
 
@@ -52,10 +52,12 @@ def list_experiments() -> None:
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress on stderr (errors and the results still print).")
 @switch_model_option
+@collector_profile_option
 @p4c_options
 def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: bool,
         target: Target, redis_url: str | None, settings: tuple[str, ...],
-        cluster: str | None, resume: bool, quiet: bool, switch_model: str | None) -> None:
+        cluster: str | None, resume: bool, quiet: bool, switch_model: str | None,
+        collector_profile: str | None) -> None:
     """Run experiment NAME and write its results, figure and summary."""
     from experiments.framework import run_experiment
 
@@ -64,7 +66,8 @@ def run(name: str, quick: bool, seed: int, out: Path | None, jobs: int, force: b
         path = run_experiment(name, overrides, seed=seed, quick=quick, out=out, jobs=jobs,
                               force=force, target=target, redis=redis_url,
                               progress=progress.update, cluster=cluster, resume=resume,
-                              switch_model=switch_model)
+                              switch_model=switch_model,
+                              collector_profile=collector_profile)
     click.echo(f"results: {path}")
     summary = path / "summary.md"
     if summary.exists():

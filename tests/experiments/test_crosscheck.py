@@ -48,3 +48,31 @@ def test_a_crosscheck_writes_every_run_and_the_report(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "crosscheck.json").read_text())
     assert report["agree"] and report["seeds"] == 2
     assert (tmp_path / "sim" / "seed1" / "summary.json").is_file()
+
+
+def test_a_collector_profile_prices_the_sims_side(tmp_path: Path) -> None:
+    """The profile named reaches every sim run and the report, which the
+    book turns into the command that made it."""
+    sim = TARGETS["sim"]
+    crosscheck("intlabel-fig15", targets=(sim, sim), seeds=2, quick=True, out=tmp_path,
+               force=True, collector_profile="amd-epyc")
+    report = json.loads((tmp_path / "crosscheck.json").read_text())
+    assert report["collector_profile"] == "amd-epyc"
+    for seed in (0, 1):
+        config = json.loads((tmp_path / "sim" / f"seed{seed}" / "config.json").read_text())
+        assert config["collector_profile"] == "amd-epyc"
+    # Resumed, the finished runs are kept; priced otherwise, they are not.
+    again = crosscheck("intlabel-fig15", targets=(sim, sim), seeds=2, quick=True,
+                       out=tmp_path, resume=True, collector_profile="amd-epyc")
+    assert all(r.agrees for r in again)
+    with pytest.raises(ExperimentError, match="differs in collector_profile"):
+        crosscheck("intlabel-fig15", targets=(sim, sim), seeds=2, quick=True, out=tmp_path,
+                   resume=True)
+
+
+def test_a_collector_profile_is_refused_where_the_collector_is_real() -> None:
+    from experiments.framework import run_experiment
+
+    with pytest.raises(ExperimentError, match="--collector-profile applies to the sim"):
+        run_experiment("intlabel-fig12", quick=True, target="mininet",
+                       collector_profile="amd-epyc")

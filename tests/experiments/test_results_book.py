@@ -85,7 +85,7 @@ def test_a_run_made_by_other_code_is_left_out_of_the_book(tmp_path: Path) -> Non
 
 
 def _fake_crosscheck(results: Path, name: str, code: str, folder: str | None = None,
-                     params: dict | None = None) -> None:
+                     params: dict | None = None, **report: str) -> None:
     where = results / "crosscheck" / (folder or f"{name}-quick")
     (where / "sim" / "seed0").mkdir(parents=True)
     (where / "sim" / "seed0" / "config.json").write_text(json.dumps({"code": code,
@@ -94,7 +94,7 @@ def _fake_crosscheck(results: Path, name: str, code: str, folder: str | None = N
         "experiment": name, "targets": ["sim", "mininet"], "seeds": 3, "quick": True,
         "agree": False, "agreements": [
             {"name": "coverage", "mean_a": 0.99, "mean_b": 0.97, "difference": -0.02,
-             "tolerance": 0.01, "agrees": False}]}))
+             "tolerance": 0.01, "agrees": False}], **report}))
 
 
 def test_a_crosscheck_is_in_the_book_and_goes_stale_with_its_code(tmp_path: Path) -> None:
@@ -213,11 +213,17 @@ def test_a_crosscheck_with_its_own_settings_says_them_and_its_finding(
     _fake_crosscheck(results, NAME, code_digest(exp), folder=f"{NAME}-quick-other",
                      params={param.name: other})
     _fake_crosscheck(results, "pint-quantiles-x", code_digest(exp), folder=f"{NAME}x")
+    _fake_crosscheck(results, NAME, code_digest(exp), folder=f"{NAME}-quick-host",
+                     collector_profile="amd-epyc")
     monkeypatch.setitem(book.FINDINGS, f"{NAME}-quick-other", "found: the host's CPU")
     entries = book.write(results, tmp_path / "results.md", tmp_path / "figs")
     text = (tmp_path / "results.md").read_text()
     assert f"`intbed crosscheck {NAME} --quick`," in text
-    assert f"`intbed crosscheck {NAME} --quick --set {param.name}=7`," in text
+    # Its own folder and the sim's collector profile are in the command.
+    assert (f"`intbed crosscheck {NAME} --quick --set {param.name}=7 --out "
+            f"results/crosscheck/{NAME}-quick-other`,") in text
+    assert (f"`intbed crosscheck {NAME} --quick --collector-profile amd-epyc --out "
+            f"results/crosscheck/{NAME}-quick-host`,") in text
     assert text.count("*Finding:* found: the host's CPU") == 1
     assert [c["folder"] for e in entries if e.name == NAME for c in e.crosschecks] == [
-        f"{NAME}-quick", f"{NAME}-quick-other"]
+        f"{NAME}-quick", f"{NAME}-quick-host", f"{NAME}-quick-other"]

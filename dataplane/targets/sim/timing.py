@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from common.errors import IntbedError
+from common.textfile import read_yaml_mapping
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 IDEAL = "ideal"
@@ -180,19 +181,8 @@ def load_model(spec: str | Path | SwitchModel | None) -> SwitchModel:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise SwitchModelError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})"
-                               ) from None
-    if not isinstance(data, dict):
-        raise SwitchModelError(f"{path}: a switch profile is a mapping (name, "
-                               "service_quantiles_us, pipeline_delay_us)")
-    return data
+    return read_yaml_mapping(path, "switch profile",
+                             "name, service_quantiles_us, pipeline_delay_us", SwitchModelError)
 
 
 def model_from_dict(data: dict[str, Any], where: Path | str = "profile") -> SwitchModel:

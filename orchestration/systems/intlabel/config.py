@@ -15,6 +15,7 @@ from typing import Any
 from common.errors import IntbedError
 from common.seeds import derive_seed
 from controller.intlabel import IntLabelConfig, SpecificFlow
+from orchestration.systems.intlabel.collector_profile import CollectorProfile
 from orchestration.systems.intlabel.collector_time import CollectorCost
 from topologies.model import Topology
 
@@ -24,7 +25,9 @@ ARRIVALS = ("constant", "poisson", "onoff")  # traffic.schedules' arrival proces
 # change of S made meanwhile, fitted by least squares to the 630 batches the
 # live collector handled in six runs of Pro's flag at T = T_i = 100 ms
 # (docs/measurements/intlabel-collector/measured_model.yaml, R^2 0.95;
-# made by experiments.intlabel.collector_cost --repeat 3).
+# made by experiments.intlabel.collector_cost --repeat 3): the
+# "intel-xeon" collector profile, the default (collector_profile.py; other
+# hosts' prices: --collector-profile).
 COLLECTOR_ITEM_US = 284.2
 COLLECTOR_ITEM_IDLE_US = 57.1
 COLLECTOR_CHANGE_US = 3059.5
@@ -101,16 +104,20 @@ class RunConfig(IntLabelConfig):
         super().__post_init__()  # INT-label's own parameters
         self._validate_run()
 
-    def collector_cost(self) -> CollectorCost:
-        """What the collector's work costs in virtual time."""
+    def collector_cost(self, profile: CollectorProfile | None = None) -> CollectorCost:
+        """What the collector's work costs in virtual time; ``profile``: the
+        host whose prices "measured" charges (None: the defaults above)."""
         if self.collector_model == "free":
             return CollectorCost()
         if self.collector_model == "per-frame":
             us = COLLECTOR_COST_US if self.collector_cost_us is None else self.collector_cost_us
             return CollectorCost(frame_s=us * 1e-6)
-        return CollectorCost(item_s=COLLECTOR_ITEM_US * 1e-6,
-                             item_idle_s=COLLECTOR_ITEM_IDLE_US * 1e-6,
-                             change_s=COLLECTOR_CHANGE_US * 1e-6)
+        if profile is None:
+            item, idle, change = COLLECTOR_ITEM_US, COLLECTOR_ITEM_IDLE_US, COLLECTOR_CHANGE_US
+        else:
+            item, idle, change = profile.item_us, profile.item_idle_us, profile.change_us
+        return CollectorCost(item_s=item * 1e-6, item_idle_s=idle * 1e-6,
+                             change_s=change * 1e-6)
 
     def expiry_lag_mean_s(self) -> float:
         """The mean of the aging store's expiry lag in virtual time."""

@@ -35,6 +35,7 @@ from orchestration.network import (
     Network,
     RunEnv,
 )
+from orchestration.systems.intlabel.collector_profile import load_collector_profile
 from orchestration.systems.intlabel.collector_time import CollectorServer
 from orchestration.systems.intlabel.config import (
     EXPIRY_LAG_MAX_MS,
@@ -154,7 +155,8 @@ class _Run:
         self.collector = Collector(db, clock, udp_port=cfg.udp_port, max_hop=cfg.max_hop)
         handler: Callable[[list[tuple[bytes, float]]], None] = (
             self._on_reports if self.on_batch is None else self._timed_reports)
-        cost = cfg.collector_cost()
+        cost = cfg.collector_cost(None if self.env.collector_profile is None
+                                  else load_collector_profile(self.env.collector_profile))
         if not cost.free and self.env.target.models_timing:
             self.server = CollectorServer(clock, cost, handler, self._changes)
             handler = self.server
