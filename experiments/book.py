@@ -78,7 +78,8 @@ class Entry:
     def index(self) -> dict[str, Any]:
         checks = [{**{k: c.get(k) for k in ("targets", "seeds", "quick", "agree", "code",
                                             "folder", "settings", "agreements")},
-                   **{k: c[k] for k in ("switch_model", "collector_profile") if c.get(k)}}
+                   **{k: c[k] for k in ("switch_model", "collector_profile",
+                                        "points_from_code") if c.get(k)}}
                   for c in self.crosschecks]
         if not self.run:
             return {"run": False, **({"crosschecks": checks} if checks else {})}
@@ -157,6 +158,11 @@ def _crosschecks(results: Path, name: str) -> list[dict[str, Any]]:
         config = json.loads(first.read_text()) if first.is_file() else {}
         data["code"] = config.get("code")
         data["folder"] = folder.name
+        kept = sorted({c for side in data["targets"]
+                       for cfg in (folder / side).glob("seed*/config.json")
+                       for c in json.loads(cfg.read_text()).get("points_from_code", [])})
+        if kept:
+            data["points_from_code"] = kept
         params = config.get("params", {})
         defaults = {q.name: (q.quick if data.get("quick") and q.quick is not None else q.default)
                     for q in exp.params}
@@ -292,6 +298,9 @@ def _crosscheck_lines(e: Entry) -> list[str]:
         stale = (f" **Stale:** made by the experiment's code as it was then (digest "
                  f"{c.get('code')}; {e.digest} now); `{command}` makes it again."
                  if c.get("code") != e.digest else "")
+        if c.get("points_from_code"):
+            stale += (" Some of its runs keep points made by the experiment's code at digest "
+                      f"{', '.join(c['points_from_code'])} (`--resume`).")
         out += [f"**Cross-target check** (`{command}`, {scale}, "
                 f"seeds 0-{c['seeds'] - 1}): "
                 f"{verdict}. A headline agrees when the difference of the means is within "

@@ -441,7 +441,13 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     if cluster is not None:
         config["cluster"] = cluster
     if resume and path.exists() and any(path.iterdir()):
-        _check_resumable(path, config)
+        before = _check_resumable(path, config)
+        # Points kept from a run by other code: say so, with its digest.
+        earlier = [*before.get("points_from_code", []),
+                   *([before["code"]] if before.get("code") not in (None, config["code"])
+                     else [])]
+        if earlier:
+            config["points_from_code"] = sorted(set(earlier) - {config["code"]})
         out_dir = path
     else:
         out_dir = prepare_dir(path, force)
@@ -500,8 +506,9 @@ def _collector_profile(target: Target, spec: str | None) -> Any:
     return load_collector_profile(spec)
 
 
-def _check_resumable(path: Path, config: dict[str, Any]) -> None:
-    """``--resume`` continues only the run that is in ``path``."""
+def _check_resumable(path: Path, config: dict[str, Any]) -> dict[str, Any]:
+    """``--resume`` continues only the run that is in ``path`` (its config,
+    returned)."""
     try:
         before = json.loads((path / "config.json").read_text())
     except (OSError, ValueError):
@@ -521,6 +528,7 @@ def _check_resumable(path: Path, config: dict[str, Any]) -> None:
                 what = f"{key} ({before.get(key)!r} there, {now.get(key)!r} now)"
             raise ExperimentError(f"{path}: --resume refused: that run differs in {what}; "
                                   "resume with the same arguments, or use another --out")
+    return before
 
 
 def _check_live(name: str, target: Target, redis: str | None) -> None:

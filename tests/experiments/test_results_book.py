@@ -215,6 +215,9 @@ def test_a_crosscheck_with_its_own_settings_says_them_and_its_finding(
     _fake_crosscheck(results, "pint-quantiles-x", code_digest(exp), folder=f"{NAME}x")
     _fake_crosscheck(results, NAME, code_digest(exp), folder=f"{NAME}-quick-host",
                      collector_profile="amd-epyc")
+    live_seed = results / "crosscheck" / f"{NAME}-quick-host" / "mininet" / "seed0"
+    live_seed.mkdir(parents=True)
+    (live_seed / "config.json").write_text(json.dumps({"points_from_code": ["f" * 16]}))
     monkeypatch.setitem(book.FINDINGS, f"{NAME}-quick-other", "found: the host's CPU")
     entries = book.write(results, tmp_path / "results.md", tmp_path / "figs")
     text = (tmp_path / "results.md").read_text()
@@ -225,5 +228,7 @@ def test_a_crosscheck_with_its_own_settings_says_them_and_its_finding(
     assert (f"`intbed crosscheck {NAME} --quick --collector-profile amd-epyc --out "
             f"results/crosscheck/{NAME}-quick-host`,") in text
     assert text.count("*Finding:* found: the host's CPU") == 1
+    assert text.count("Some of its runs keep points made by the experiment's code at "
+                      f"digest {'f' * 16} (`--resume`).") == 1
     assert [c["folder"] for e in entries if e.name == NAME for c in e.crosschecks] == [
         f"{NAME}-quick", f"{NAME}-quick-host", f"{NAME}-quick-other"]

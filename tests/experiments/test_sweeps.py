@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -149,3 +150,24 @@ def test_a_list_parameter_reads_as_intbed_list_prints_it() -> None:
     assert planners.convert("['gpint-2', 'euler']") == ["gpint-2", "euler"]
     with pytest.raises(ExperimentError, match=r"comma-separated values"):
         sizes.convert("[twenty]")
+
+
+def test_resume_says_which_code_made_the_points_it_keeps(local_run: Path,
+                                                         tmp_path: Path) -> None:
+    """Points kept across a change of the experiment's code are the old
+    code's results: the resumed run records that code's digest, and keeps
+    recording it when resumed again."""
+    out = tmp_path / "copy"
+    shutil.copytree(local_run, out)
+    config = json.loads((out / "config.json").read_text())
+    now = config["code"]
+    (out / "config.json").write_text(json.dumps({**config, "code": "0" * 16}))
+    _run(out, resume=True)
+    again = json.loads((out / "config.json").read_text())
+    assert again["code"] == now and again["points_from_code"] == ["0" * 16]
+    _run(out, resume=True)
+    assert json.loads((out / "config.json").read_text())["points_from_code"] == ["0" * 16]
+    same = tmp_path / "same"
+    shutil.copytree(local_run, same)
+    _run(same, resume=True)  # made by the code as it is: nothing to say
+    assert "points_from_code" not in json.loads((same / "config.json").read_text())
