@@ -69,8 +69,11 @@ FINDINGS: dict[str, str] = {
         "(36-72 per run) are not in it. A sim lag of 36-50 ms gives flags of 124-135 ms "
         "and 0.0176-0.0177. A trial in which expiries wait for the collector's current "
         "batch (the live store takes the app's lock, which the collector holds per "
-        "batch) gives 0.0180. Each moves the sim toward the live bytes and neither "
-        "reaches them; neither was kept. The rest of the gap has no cause found yet."),
+        "batch) gives 0.0180. With this host's prices and its measured 27.6 ms lag, the "
+        "10 k T flag's bytes are the live ones (0.0410 against 0.0413), the k T flag's "
+        "0.0180, and restores come a median 19 ms late. Each change moves the sim toward "
+        "the live k T bytes and none reaches them; none was kept. The rest of the gap "
+        "has no cause found yet."),
     "intlabel-fig13-quick": (
         "Run on the AMD EPYC host. One headline disagrees: the 10 k T flag's INT bytes, "
         "0.0460 sim against 0.0497 live (+8 %). It is the same direction and the same "
