@@ -88,6 +88,17 @@ FINDINGS: dict[str, str] = {
         "sim's collector prices differ: this host's (--collector-profile amd-epyc, 197 µs "
         "an INT item, 5.2 ms a change of S) instead of the Intel Xeon's. Every headline "
         "agrees; the 10 k T flag's INT bytes are 0.0515 sim against 0.0497 live."),
+    "gpint-fig13-quick-1000pps": (
+        "Agreement only through the live seeds' spread, and only on the one headline both "
+        "targets give. With data recovery on, live GPINT sessions take 0.76-1.58 s "
+        "(metrics.csv, latency_s), against 1.6-4.3 ms in the sim; SNMP's take 3-4.5 ms "
+        "on both. Recovery adds 0.77-1.58 s live and 0.5-1.1 ms in the sim, and the "
+        "tolerance of 1.15 s comes from three live seeds with t = 4.3. Euler with "
+        "recovery finished no session live in the 5 s window, so its two headlines have "
+        "no live value. With recovery off the same live runs take 1.7-8.4 ms, as the "
+        "sim's 1.4-23 ms. No probe failed in any live run, so why live sessions with "
+        "recovery take this long is not found yet: the next step is the live monitor's "
+        "recovery timers (controller/gpint/recovery.py) on the wall clock."),
     "gpint-fig10-quick": (
         "At the paper's 10,000 packets/s the mininet target is not the network the "
         "sim models: its 20 switch and 20 sender processes share this machine's 2 "
