@@ -217,7 +217,7 @@ def test_a_target_is_resolved_once_and_travels_as_its_name() -> None:
     assert env.target is TARGETS["mininet"] and env.seed == 7
     assert pickle.loads(pickle.dumps(env)) == env
     assert repr(RunEnv()) == ("RunEnv(target=Target('sim'), seed=0, live=None, "
-                              "switch_model=None)")
+                              "switch_model=None, collector_profile=None)")
     with pytest.raises(IntbedError, match="unknown target 'tofino'"):
         RunEnv("tofino")
 
