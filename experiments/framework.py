@@ -443,11 +443,10 @@ def run_experiment(name: str, overrides: dict[str, Any] | None = None, *, seed: 
     if resume and path.exists() and any(path.iterdir()):
         before = _check_resumable(path, config)
         # Points kept from a run by other code: say so, with its digest.
-        earlier = [*before.get("points_from_code", []),
-                   *([before["code"]] if before.get("code") not in (None, config["code"])
-                     else [])]
+        earlier = {*before.get("points_from_code", []), before.get("code")} - {
+            None, config["code"]}
         if earlier:
-            config["points_from_code"] = sorted(set(earlier) - {config["code"]})
+            config["points_from_code"] = sorted(earlier)
         out_dir = path
     else:
         out_dir = prepare_dir(path, force)

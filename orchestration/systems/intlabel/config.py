@@ -15,7 +15,10 @@ from typing import Any
 from common.errors import IntbedError
 from common.seeds import derive_seed
 from controller.intlabel import IntLabelConfig, SpecificFlow
-from orchestration.systems.intlabel.collector_profile import CollectorProfile
+from orchestration.systems.intlabel.collector_profile import (
+    DEFAULT_COLLECTOR_PROFILE,
+    CollectorProfile,
+)
 from orchestration.systems.intlabel.collector_time import CollectorCost
 from topologies.model import Topology
 
@@ -31,6 +34,8 @@ ARRIVALS = ("constant", "poisson", "onoff")  # traffic.schedules' arrival proces
 COLLECTOR_ITEM_US = 284.2
 COLLECTOR_ITEM_IDLE_US = 57.1
 COLLECTOR_CHANGE_US = 3059.5
+DEFAULT_PRICES = CollectorProfile(DEFAULT_COLLECTOR_PROFILE, COLLECTOR_ITEM_US,
+                                  COLLECTOR_ITEM_IDLE_US, COLLECTOR_CHANGE_US)
 # The earlier model ("per-frame"): microseconds per report frame of the same
 # collector, timed on the mininet target (docs/measurements/intlabel-collector/
 # collector_cost.yaml: 1,563 frames, 1.87 s busy, at T = 50 and 100 ms).
@@ -112,12 +117,9 @@ class RunConfig(IntLabelConfig):
         if self.collector_model == "per-frame":
             us = COLLECTOR_COST_US if self.collector_cost_us is None else self.collector_cost_us
             return CollectorCost(frame_s=us * 1e-6)
-        if profile is None:
-            item, idle, change = COLLECTOR_ITEM_US, COLLECTOR_ITEM_IDLE_US, COLLECTOR_CHANGE_US
-        else:
-            item, idle, change = profile.item_us, profile.item_idle_us, profile.change_us
-        return CollectorCost(item_s=item * 1e-6, item_idle_s=idle * 1e-6,
-                             change_s=change * 1e-6)
+        p = DEFAULT_PRICES if profile is None else profile
+        return CollectorCost(item_s=p.item_us * 1e-6, item_idle_s=p.item_idle_us * 1e-6,
+                             change_s=p.change_us * 1e-6)
 
     def expiry_lag_mean_s(self) -> float:
         """The mean of the aging store's expiry lag in virtual time."""
